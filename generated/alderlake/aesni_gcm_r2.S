@@ -1636,8 +1636,6 @@ aesgen_aesni_gcm_r2_seal:
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
 	movq	$-1, 512(%rbx)
-	cmpq	$0, 504(%rbx)
-	jne	.Laesgen_aesni_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -1833,6 +1831,158 @@ aesgen_aesni_gcm_r2_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 504(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rbx)
+	movq	$-1, 512(%rbx)
+	vmovdqa	%xmm0, 464(%rbx)
+	movq	464(%rbx), %rsi
+	bswapq	%rsi
+	movq	472(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	520(%rbx), %rdi
+	jne	.Laesgen_aesni_gcm_r2_seal_restart_2
+	cmpq	528(%rbx), %rdx
+	je	.Laesgen_aesni_gcm_r2_seal_same_table_2
+.Laesgen_aesni_gcm_r2_seal_restart_2:
+	movq	%rdi, 520(%rbx)
+	movq	%rdx, 528(%rbx)
+	movq	$0, 536(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_seal_same_table_2
+.Laesgen_aesni_gcm_r2_seal_same_table_2:
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0128_2
+	cmpl	$192, %edx
+	je	.Laesgen_aesni_gcm_r2_seal_aes_j0192_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0256_2:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 512(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0128_2:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 512(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0192_2:
+	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 512(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2:
+	vmovdqa	%xmm0, 384(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_have_j0
 .Laesgen_aesni_gcm_r2_seal_long_nonce:
 	movq	$1, 504(%rbx)
@@ -2107,52 +2257,17 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 416(%rbx)
 	movq	$0, 488(%rbx)
-.Laesgen_aesni_gcm_r2_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 400(%rbx)
 	movq	$-1, 512(%rbx)
-	cmpq	$0, 504(%rbx)
-	jne	.Laesgen_aesni_gcm_r2_seal_same_table_2
-	vmovdqa	%xmm0, 464(%rbx)
-	movq	464(%rbx), %rsi
-	bswapq	%rsi
-	movq	472(%rbx), %rdx
-	bswapq	%rdx
-	movabsq	$0xff0000000000, %rdi
-	andq	%rdx, %rdi
-	movabsq	$0xff00000000ff0000, %rdx
-	andq	%rsi, %rdx
-	cmpq	520(%rbx), %rdi
-	jne	.Laesgen_aesni_gcm_r2_seal_restart_2
-	cmpq	528(%rbx), %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_same_table_2
-.Laesgen_aesni_gcm_r2_seal_restart_2:
-	movq	%rdi, 520(%rbx)
-	movq	%rdx, 528(%rbx)
-	movq	$0, 536(%rbx)
-	movq	$0, 544(%rbx)
-	movq	$1, 552(%rbx)
-	jmp	.Laesgen_aesni_gcm_r2_seal_same_table_2
-.Laesgen_aesni_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r2_seal_aes_j0128_2
+	je	.Laesgen_aesni_gcm_r2_seal_aes128
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r2_seal_aes_j0192_2
-.Laesgen_aesni_gcm_r2_seal_aes_j0256_2:
-	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 512(%rbx)
+	je	.Laesgen_aesni_gcm_r2_seal_aes192
+.Laesgen_aesni_gcm_r2_seal_aes256:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2183,20 +2298,8 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r2_seal_aes_j0128_2:
-	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 512(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
+.Laesgen_aesni_gcm_r2_seal_aes128:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2219,20 +2322,8 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r2_seal_aes_j0192_2:
-	vpand	.Laesgen_aesni_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 512(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
+.Laesgen_aesni_gcm_r2_seal_aes192:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2259,9 +2350,10 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r2_seal_aes_j0_done_2:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
+.Laesgen_aesni_gcm_r2_seal_aes_done:
 	vmovdqa	%xmm0, 384(%rbx)
+.Laesgen_aesni_gcm_r2_seal_have_j0:
 	vmovdqa	416(%rbx), %xmm0
 	movq	480(%rbx), %rdx
 	addq	%rax, 480(%rbx)
@@ -3281,6 +3373,7 @@ aesgen_aesni_gcm_r2_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_r2_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r2_open_done
@@ -3392,8 +3485,6 @@ aesgen_aesni_gcm_r2_open:
 	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
 	movq	$-1, 512(%rbx)
-	cmpq	$0, 504(%rbx)
-	jne	.Laesgen_aesni_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -3589,6 +3680,158 @@ aesgen_aesni_gcm_r2_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 504(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rbx)
+	movq	$-1, 512(%rbx)
+	vmovdqa	%xmm0, 464(%rbx)
+	movq	464(%rbx), %rdx
+	bswapq	%rdx
+	movq	472(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	520(%rbx), %rsi
+	jne	.Laesgen_aesni_gcm_r2_open_restart_2
+	cmpq	528(%rbx), %rax
+	je	.Laesgen_aesni_gcm_r2_open_same_table_2
+.Laesgen_aesni_gcm_r2_open_restart_2:
+	movq	%rsi, 520(%rbx)
+	movq	%rax, 528(%rbx)
+	movq	$0, 536(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_open_same_table_2
+.Laesgen_aesni_gcm_r2_open_same_table_2:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0128_2
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r2_open_aes_j0192_2
+.Laesgen_aesni_gcm_r2_open_aes_j0256_2:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 512(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0128_2:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 512(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0192_2:
+	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 512(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r2_open_aes_j0_done_2:
+	vmovdqa	%xmm0, 384(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
 .Laesgen_aesni_gcm_r2_open_long_nonce:
 	movq	$1, 504(%rbx)
@@ -3863,52 +4106,17 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 416(%rbx)
 	movq	$0, 488(%rbx)
-.Laesgen_aesni_gcm_r2_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 400(%rbx)
 	movq	$-1, 512(%rbx)
-	cmpq	$0, 504(%rbx)
-	jne	.Laesgen_aesni_gcm_r2_open_same_table_2
-	vmovdqa	%xmm0, 464(%rbx)
-	movq	464(%rbx), %rdx
-	bswapq	%rdx
-	movq	472(%rbx), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	520(%rbx), %rsi
-	jne	.Laesgen_aesni_gcm_r2_open_restart_2
-	cmpq	528(%rbx), %rax
-	je	.Laesgen_aesni_gcm_r2_open_same_table_2
-.Laesgen_aesni_gcm_r2_open_restart_2:
-	movq	%rsi, 520(%rbx)
-	movq	%rax, 528(%rbx)
-	movq	$0, 536(%rbx)
-	movq	$0, 544(%rbx)
-	movq	$1, 552(%rbx)
-	jmp	.Laesgen_aesni_gcm_r2_open_same_table_2
-.Laesgen_aesni_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes_j0128_2
+	je	.Laesgen_aesni_gcm_r2_open_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes_j0192_2
-.Laesgen_aesni_gcm_r2_open_aes_j0256_2:
-	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 512(%rbx)
+	je	.Laesgen_aesni_gcm_r2_open_aes192
+.Laesgen_aesni_gcm_r2_open_aes256:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3939,20 +4147,8 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r2_open_aes_j0128_2:
-	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 512(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
+.Laesgen_aesni_gcm_r2_open_aes128:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3975,20 +4171,8 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r2_open_aes_j0192_2:
-	vpand	.Laesgen_aesni_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 512(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
+.Laesgen_aesni_gcm_r2_open_aes192:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4015,9 +4199,10 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r2_open_aes_j0_done_2:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
+.Laesgen_aesni_gcm_r2_open_aes_done:
 	vmovdqa	%xmm0, 384(%rbx)
+.Laesgen_aesni_gcm_r2_open_have_j0:
 	vmovdqa	416(%rbx), %xmm0
 	movq	480(%rbx), %rax
 	addq	%rdi, 480(%rbx)
@@ -4376,6 +4561,7 @@ aesgen_aesni_gcm_r2_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_r2_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r2_open_done
@@ -4526,6 +4712,158 @@ aesgen_aesni_gcm_r2_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 504(%rdi)
+	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_start_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rdi)
+	movq	$-1, 512(%rdi)
+	vmovdqa	%xmm0, 464(%rdi)
+	movq	464(%rdi), %rcx
+	bswapq	%rcx
+	movq	472(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	520(%rdi), %rdx
+	jne	.Laesgen_aesni_gcm_r2_start_restart
+	cmpq	528(%rdi), %rax
+	je	.Laesgen_aesni_gcm_r2_start_same_table
+.Laesgen_aesni_gcm_r2_start_restart:
+	movq	%rdx, 520(%rdi)
+	movq	%rax, 528(%rdi)
+	movq	$0, 536(%rdi)
+	movq	$0, 544(%rdi)
+	movq	$1, 552(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_start_same_table
+.Laesgen_aesni_gcm_r2_start_same_table:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r2_start_aes_j0128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r2_start_aes_j0192
+.Laesgen_aesni_gcm_r2_start_aes_j0256:
+	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 512(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0128:
+	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 512(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0192:
+	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 560(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 512(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
+.Laesgen_aesni_gcm_r2_start_aes_j0_done:
+	vmovdqa	%xmm0, 384(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_have_j0
 .Laesgen_aesni_gcm_r2_start_long_nonce:
 	movq	$1, 504(%rdi)
@@ -4800,52 +5138,17 @@ aesgen_aesni_gcm_r2_start:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 416(%rdi)
 	movq	$0, 488(%rdi)
-.Laesgen_aesni_gcm_r2_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 400(%rdi)
 	movq	$-1, 512(%rdi)
-	cmpq	$0, 504(%rdi)
-	jne	.Laesgen_aesni_gcm_r2_start_same_table
-	vmovdqa	%xmm0, 464(%rdi)
-	movq	464(%rdi), %rcx
-	bswapq	%rcx
-	movq	472(%rdi), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rdx
-	andq	%rax, %rdx
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rcx, %rax
-	cmpq	520(%rdi), %rdx
-	jne	.Laesgen_aesni_gcm_r2_start_restart
-	cmpq	528(%rdi), %rax
-	je	.Laesgen_aesni_gcm_r2_start_same_table
-.Laesgen_aesni_gcm_r2_start_restart:
-	movq	%rdx, 520(%rdi)
-	movq	%rax, 528(%rdi)
-	movq	$0, 536(%rdi)
-	movq	$0, 544(%rdi)
-	movq	$1, 552(%rdi)
-	jmp	.Laesgen_aesni_gcm_r2_start_same_table
-.Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_start_aes_j0128
+	je	.Laesgen_aesni_gcm_r2_start_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_start_aes_j0192
-.Laesgen_aesni_gcm_r2_start_aes_j0256:
-	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 512(%rdi)
+	je	.Laesgen_aesni_gcm_r2_start_aes192
+.Laesgen_aesni_gcm_r2_start_aes256:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4876,20 +5179,8 @@ aesgen_aesni_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
-.Laesgen_aesni_gcm_r2_start_aes_j0128:
-	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 512(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
+.Laesgen_aesni_gcm_r2_start_aes128:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4912,20 +5203,8 @@ aesgen_aesni_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
-.Laesgen_aesni_gcm_r2_start_aes_j0192:
-	vpand	.Laesgen_aesni_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 560(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 512(%rdi)
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
+.Laesgen_aesni_gcm_r2_start_aes192:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4952,9 +5231,10 @@ aesgen_aesni_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_start_aes_j0_done
-.Laesgen_aesni_gcm_r2_start_aes_j0_done:
+	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
+.Laesgen_aesni_gcm_r2_start_aes_done:
 	vmovdqa	%xmm0, 384(%rdi)
+.Laesgen_aesni_gcm_r2_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4971,14 +5251,14 @@ aesgen_aesni_gcm_r2_start:
 .Laesgen_aesni_gcm_r2_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_aesni_gcm_r2_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r2_start_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.p2align	4
+.Laesgen_aesni_gcm_r2_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -5575,6 +5855,7 @@ aesgen_aesni_gcm_r2_finish_open:
 	orq	%r8, %rcx
 .Laesgen_aesni_gcm_r2_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

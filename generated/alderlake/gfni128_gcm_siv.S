@@ -20495,6 +20495,7 @@ aesgen_gfni128_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_gfni128_gcm_siv_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_gfni128_gcm_siv_open_opened
 .Laesgen_gfni128_gcm_siv_open_message128:
@@ -26471,6 +26472,7 @@ aesgen_gfni128_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_gfni128_gcm_siv_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_gfni128_gcm_siv_open_opened
 .Laesgen_gfni128_gcm_siv_open_opened:

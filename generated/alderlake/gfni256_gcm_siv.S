@@ -23212,6 +23212,7 @@ aesgen_gfni256_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_gfni256_gcm_siv_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_gfni256_gcm_siv_open_opened
 .Laesgen_gfni256_gcm_siv_open_message128:
@@ -30053,6 +30054,7 @@ aesgen_gfni256_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_gfni256_gcm_siv_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_gfni256_gcm_siv_open_opened
 .Laesgen_gfni256_gcm_siv_open_opened:

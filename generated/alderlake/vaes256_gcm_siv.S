@@ -5170,6 +5170,7 @@ aesgen_vaes256_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_gcm_siv_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_gcm_siv_open_opened
 .Laesgen_vaes256_gcm_siv_open_message128:
@@ -6589,6 +6590,7 @@ aesgen_vaes256_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_gcm_siv_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_gcm_siv_open_opened
 .Laesgen_vaes256_gcm_siv_open_opened:

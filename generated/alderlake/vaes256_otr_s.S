@@ -5060,6 +5060,7 @@ aesgen_vaes256_otr_s_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_otr_s_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_s_open_opened
 .Laesgen_vaes256_otr_s_open_message128:
@@ -6418,6 +6419,7 @@ aesgen_vaes256_otr_s_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_otr_s_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_s_open_opened
 .Laesgen_vaes256_otr_s_open_opened:

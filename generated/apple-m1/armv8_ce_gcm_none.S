@@ -962,6 +962,119 @@ aesgen_armv8_ce_gcm_none_seal:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x19, #632]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	str	q1, [x19, #528]
+	ldr	w1, [x19, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_armv8_ce_gcm_none_seal_aes128
+	cmp	w1, #192
+	b.eq	.Laesgen_armv8_ce_gcm_none_seal_aes192
+.Laesgen_armv8_ce_gcm_none_seal_aes256:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldp	q19, q20, [x19, #160]
+	ldp	q21, q22, [x19, #192]
+	ldr	q23, [x19, #224]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v22.16b
+	eor	v0.16b, v0.16b, v23.16b
+	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done
+.Laesgen_armv8_ce_gcm_none_seal_aes128:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldr	q19, [x19, #160]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	eor	v0.16b, v0.16b, v19.16b
+	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done
+.Laesgen_armv8_ce_gcm_none_seal_aes192:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldp	q19, q20, [x19, #160]
+	ldr	q21, [x19, #192]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	eor	v0.16b, v0.16b, v21.16b
+	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done
+.Laesgen_armv8_ce_gcm_none_seal_aes_done:
+	str	q0, [x19, #512]
 	b	.Laesgen_armv8_ce_gcm_none_seal_have_j0
 .Laesgen_armv8_ce_gcm_none_seal_long_nonce:
 	mov	x8, #1
@@ -1300,20 +1413,20 @@ aesgen_armv8_ce_gcm_none_seal:
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #544]
 	str	xzr, [x19, #616]
-.Laesgen_armv8_ce_gcm_none_seal_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	str	q1, [x19, #528]
 	ldr	w1, [x19, #240]
 	cmp	w1, #128
-	b.eq	.Laesgen_armv8_ce_gcm_none_seal_aes128
+	b.eq	.Laesgen_armv8_ce_gcm_none_seal_aes128_2
 	cmp	w1, #192
-	b.eq	.Laesgen_armv8_ce_gcm_none_seal_aes192
-.Laesgen_armv8_ce_gcm_none_seal_aes256:
+	b.eq	.Laesgen_armv8_ce_gcm_none_seal_aes192_2
+.Laesgen_armv8_ce_gcm_none_seal_aes256_2:
 	ldp	q1, q2, [x19]
 	ldp	q3, q4, [x19, #32]
 	ldp	q5, q6, [x19, #64]
@@ -1350,8 +1463,8 @@ aesgen_armv8_ce_gcm_none_seal:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v22.16b
 	eor	v0.16b, v0.16b, v23.16b
-	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done
-.Laesgen_armv8_ce_gcm_none_seal_aes128:
+	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done_2
+.Laesgen_armv8_ce_gcm_none_seal_aes128_2:
 	ldp	q1, q2, [x19]
 	ldp	q3, q4, [x19, #32]
 	ldp	q5, q6, [x19, #64]
@@ -1378,8 +1491,8 @@ aesgen_armv8_ce_gcm_none_seal:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v18.16b
 	eor	v0.16b, v0.16b, v19.16b
-	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done
-.Laesgen_armv8_ce_gcm_none_seal_aes192:
+	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done_2
+.Laesgen_armv8_ce_gcm_none_seal_aes192_2:
 	ldp	q1, q2, [x19]
 	ldp	q3, q4, [x19, #32]
 	ldp	q5, q6, [x19, #64]
@@ -1411,9 +1524,10 @@ aesgen_armv8_ce_gcm_none_seal:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v20.16b
 	eor	v0.16b, v0.16b, v21.16b
-	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done
-.Laesgen_armv8_ce_gcm_none_seal_aes_done:
+	b	.Laesgen_armv8_ce_gcm_none_seal_aes_done_2
+.Laesgen_armv8_ce_gcm_none_seal_aes_done_2:
 	str	q0, [x19, #512]
+.Laesgen_armv8_ce_gcm_none_seal_have_j0:
 	ldr	q0, [x19, #544]
 	ldr	x1, [x19, #608]
 	ldr	x2, [x19, #608]
@@ -1946,6 +2060,119 @@ aesgen_armv8_ce_gcm_none_open:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x19, #632]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	str	q1, [x19, #528]
+	ldr	w1, [x19, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_armv8_ce_gcm_none_open_aes128
+	cmp	w1, #192
+	b.eq	.Laesgen_armv8_ce_gcm_none_open_aes192
+.Laesgen_armv8_ce_gcm_none_open_aes256:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldp	q19, q20, [x19, #160]
+	ldp	q21, q22, [x19, #192]
+	ldr	q23, [x19, #224]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v22.16b
+	eor	v0.16b, v0.16b, v23.16b
+	b	.Laesgen_armv8_ce_gcm_none_open_aes_done
+.Laesgen_armv8_ce_gcm_none_open_aes128:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldr	q19, [x19, #160]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	eor	v0.16b, v0.16b, v19.16b
+	b	.Laesgen_armv8_ce_gcm_none_open_aes_done
+.Laesgen_armv8_ce_gcm_none_open_aes192:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldp	q19, q20, [x19, #160]
+	ldr	q21, [x19, #192]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	eor	v0.16b, v0.16b, v21.16b
+	b	.Laesgen_armv8_ce_gcm_none_open_aes_done
+.Laesgen_armv8_ce_gcm_none_open_aes_done:
+	str	q0, [x19, #512]
 	b	.Laesgen_armv8_ce_gcm_none_open_have_j0
 .Laesgen_armv8_ce_gcm_none_open_long_nonce:
 	mov	x8, #1
@@ -2284,20 +2511,20 @@ aesgen_armv8_ce_gcm_none_open:
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #544]
 	str	xzr, [x19, #616]
-.Laesgen_armv8_ce_gcm_none_open_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	str	q1, [x19, #528]
 	ldr	w1, [x19, #240]
 	cmp	w1, #128
-	b.eq	.Laesgen_armv8_ce_gcm_none_open_aes128
+	b.eq	.Laesgen_armv8_ce_gcm_none_open_aes128_2
 	cmp	w1, #192
-	b.eq	.Laesgen_armv8_ce_gcm_none_open_aes192
-.Laesgen_armv8_ce_gcm_none_open_aes256:
+	b.eq	.Laesgen_armv8_ce_gcm_none_open_aes192_2
+.Laesgen_armv8_ce_gcm_none_open_aes256_2:
 	ldp	q1, q2, [x19]
 	ldp	q3, q4, [x19, #32]
 	ldp	q5, q6, [x19, #64]
@@ -2334,8 +2561,8 @@ aesgen_armv8_ce_gcm_none_open:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v22.16b
 	eor	v0.16b, v0.16b, v23.16b
-	b	.Laesgen_armv8_ce_gcm_none_open_aes_done
-.Laesgen_armv8_ce_gcm_none_open_aes128:
+	b	.Laesgen_armv8_ce_gcm_none_open_aes_done_2
+.Laesgen_armv8_ce_gcm_none_open_aes128_2:
 	ldp	q1, q2, [x19]
 	ldp	q3, q4, [x19, #32]
 	ldp	q5, q6, [x19, #64]
@@ -2362,8 +2589,8 @@ aesgen_armv8_ce_gcm_none_open:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v18.16b
 	eor	v0.16b, v0.16b, v19.16b
-	b	.Laesgen_armv8_ce_gcm_none_open_aes_done
-.Laesgen_armv8_ce_gcm_none_open_aes192:
+	b	.Laesgen_armv8_ce_gcm_none_open_aes_done_2
+.Laesgen_armv8_ce_gcm_none_open_aes192_2:
 	ldp	q1, q2, [x19]
 	ldp	q3, q4, [x19, #32]
 	ldp	q5, q6, [x19, #64]
@@ -2395,9 +2622,10 @@ aesgen_armv8_ce_gcm_none_open:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v20.16b
 	eor	v0.16b, v0.16b, v21.16b
-	b	.Laesgen_armv8_ce_gcm_none_open_aes_done
-.Laesgen_armv8_ce_gcm_none_open_aes_done:
+	b	.Laesgen_armv8_ce_gcm_none_open_aes_done_2
+.Laesgen_armv8_ce_gcm_none_open_aes_done_2:
 	str	q0, [x19, #512]
+.Laesgen_armv8_ce_gcm_none_open_have_j0:
 	ldr	q0, [x19, #544]
 	ldr	x1, [x19, #608]
 	ldr	x2, [x19, #608]
@@ -2835,6 +3063,7 @@ aesgen_armv8_ce_gcm_none_open:
 .Laesgen_armv8_ce_gcm_none_open_nocmp1:
 	neg	x0, x2
 	orr	x0, x0, x2
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	cbz	x0, .Laesgen_armv8_ce_gcm_none_open_done
 .Laesgen_armv8_ce_gcm_none_open_reject:
@@ -2967,6 +3196,119 @@ aesgen_armv8_ce_gcm_none_start:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x0, #632]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	str	q1, [x0, #528]
+	ldr	w1, [x0, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_armv8_ce_gcm_none_start_aes128
+	cmp	w1, #192
+	b.eq	.Laesgen_armv8_ce_gcm_none_start_aes192
+.Laesgen_armv8_ce_gcm_none_start_aes256:
+	ldp	q1, q2, [x0]
+	ldp	q3, q4, [x0, #32]
+	ldp	q5, q6, [x0, #64]
+	ldp	q7, q16, [x0, #96]
+	ldp	q17, q18, [x0, #128]
+	ldp	q19, q20, [x0, #160]
+	ldp	q21, q22, [x0, #192]
+	ldr	q23, [x0, #224]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v22.16b
+	eor	v0.16b, v0.16b, v23.16b
+	b	.Laesgen_armv8_ce_gcm_none_start_aes_done
+.Laesgen_armv8_ce_gcm_none_start_aes128:
+	ldp	q1, q2, [x0]
+	ldp	q3, q4, [x0, #32]
+	ldp	q5, q6, [x0, #64]
+	ldp	q7, q16, [x0, #96]
+	ldp	q17, q18, [x0, #128]
+	ldr	q19, [x0, #160]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	eor	v0.16b, v0.16b, v19.16b
+	b	.Laesgen_armv8_ce_gcm_none_start_aes_done
+.Laesgen_armv8_ce_gcm_none_start_aes192:
+	ldp	q1, q2, [x0]
+	ldp	q3, q4, [x0, #32]
+	ldp	q5, q6, [x0, #64]
+	ldp	q7, q16, [x0, #96]
+	ldp	q17, q18, [x0, #128]
+	ldp	q19, q20, [x0, #160]
+	ldr	q21, [x0, #192]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	eor	v0.16b, v0.16b, v21.16b
+	b	.Laesgen_armv8_ce_gcm_none_start_aes_done
+.Laesgen_armv8_ce_gcm_none_start_aes_done:
+	str	q0, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_none_start_have_j0
 .Laesgen_armv8_ce_gcm_none_start_long_nonce:
 	mov	x3, #1
@@ -3305,20 +3647,20 @@ aesgen_armv8_ce_gcm_none_start:
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #544]
 	str	xzr, [x0, #616]
-.Laesgen_armv8_ce_gcm_none_start_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	str	q1, [x0, #528]
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
-	b.eq	.Laesgen_armv8_ce_gcm_none_start_aes128
+	b.eq	.Laesgen_armv8_ce_gcm_none_start_aes128_2
 	cmp	w1, #192
-	b.eq	.Laesgen_armv8_ce_gcm_none_start_aes192
-.Laesgen_armv8_ce_gcm_none_start_aes256:
+	b.eq	.Laesgen_armv8_ce_gcm_none_start_aes192_2
+.Laesgen_armv8_ce_gcm_none_start_aes256_2:
 	ldp	q1, q2, [x0]
 	ldp	q3, q4, [x0, #32]
 	ldp	q5, q6, [x0, #64]
@@ -3355,8 +3697,8 @@ aesgen_armv8_ce_gcm_none_start:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v22.16b
 	eor	v0.16b, v0.16b, v23.16b
-	b	.Laesgen_armv8_ce_gcm_none_start_aes_done
-.Laesgen_armv8_ce_gcm_none_start_aes128:
+	b	.Laesgen_armv8_ce_gcm_none_start_aes_done_2
+.Laesgen_armv8_ce_gcm_none_start_aes128_2:
 	ldp	q1, q2, [x0]
 	ldp	q3, q4, [x0, #32]
 	ldp	q5, q6, [x0, #64]
@@ -3383,8 +3725,8 @@ aesgen_armv8_ce_gcm_none_start:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v18.16b
 	eor	v0.16b, v0.16b, v19.16b
-	b	.Laesgen_armv8_ce_gcm_none_start_aes_done
-.Laesgen_armv8_ce_gcm_none_start_aes192:
+	b	.Laesgen_armv8_ce_gcm_none_start_aes_done_2
+.Laesgen_armv8_ce_gcm_none_start_aes192_2:
 	ldp	q1, q2, [x0]
 	ldp	q3, q4, [x0, #32]
 	ldp	q5, q6, [x0, #64]
@@ -3416,9 +3758,10 @@ aesgen_armv8_ce_gcm_none_start:
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v20.16b
 	eor	v0.16b, v0.16b, v21.16b
-	b	.Laesgen_armv8_ce_gcm_none_start_aes_done
-.Laesgen_armv8_ce_gcm_none_start_aes_done:
+	b	.Laesgen_armv8_ce_gcm_none_start_aes_done_2
+.Laesgen_armv8_ce_gcm_none_start_aes_done_2:
 	str	q0, [x0, #512]
+.Laesgen_armv8_ce_gcm_none_start_have_j0:
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -4212,6 +4555,7 @@ aesgen_armv8_ce_gcm_none_finish_open:
 .Laesgen_armv8_ce_gcm_none_finish_open_nocmp1:
 	neg	x0, x3
 	orr	x0, x0, x3
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b

@@ -964,6 +964,183 @@ aesgen_armv8_ce_gcm_r2_seal:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x19, #632]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	str	q1, [x19, #528]
+	movz	x1, #0xffff, lsl #0
+	movk	x1, #0xffff, lsl #16
+	movk	x1, #0xffff, lsl #32
+	movk	x1, #0xffff, lsl #48
+	str	x1, [x19, #640]
+	umov	x1, v0.d[0]
+	umov	x2, v0.d[1]
+	rev	x1, x1
+	rev	x2, x2
+	and	x2, x2, #0xff0000000000
+	movz	x8, #255, lsl #16
+	movk	x8, #0xff00, lsl #48
+	and	x1, x1, x8
+	add	x8, x19, #648
+	ldp	x8, x9, [x8]
+	cmp	x2, x8
+	b.ne	.Laesgen_armv8_ce_gcm_r2_seal_restart
+	cmp	x1, x9
+	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_same_table
+.Laesgen_armv8_ce_gcm_r2_seal_restart:
+	add	x8, x19, #648
+	stp	x2, x1, [x8]
+	str	xzr, [x19, #664]
+	str	xzr, [x19, #672]
+	mov	x1, #1
+	str	x1, [x19, #680]
+	b	.Laesgen_armv8_ce_gcm_r2_seal_same_table
+.Laesgen_armv8_ce_gcm_r2_seal_same_table:
+	ldr	w1, [x19, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0128
+	cmp	w1, #192
+	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0192
+.Laesgen_armv8_ce_gcm_r2_seal_aes_j0256:
+	ldp	q2, q3, [x19]
+	ldp	q4, q5, [x19, #32]
+	ldp	q6, q7, [x19, #64]
+	ldp	q16, q17, [x19, #96]
+	ldp	q18, q19, [x19, #128]
+	ldp	q20, q21, [x19, #160]
+	ldp	q22, q23, [x19, #192]
+	ldr	q24, [x19, #224]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x19, #688]
+	lsr	x1, x1, #8
+	str	x1, [x19, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v22.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v23.16b
+	eor	v0.16b, v0.16b, v24.16b
+	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_seal_aes_j0128:
+	ldp	q2, q3, [x19]
+	ldp	q4, q5, [x19, #32]
+	ldp	q6, q7, [x19, #64]
+	ldp	q16, q17, [x19, #96]
+	ldp	q18, q19, [x19, #128]
+	ldr	q20, [x19, #160]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x19, #688]
+	lsr	x1, x1, #8
+	str	x1, [x19, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	eor	v0.16b, v0.16b, v20.16b
+	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_seal_aes_j0192:
+	ldp	q2, q3, [x19]
+	ldp	q4, q5, [x19, #32]
+	ldp	q6, q7, [x19, #64]
+	ldp	q16, q17, [x19, #96]
+	ldp	q18, q19, [x19, #128]
+	ldp	q20, q21, [x19, #160]
+	ldr	q22, [x19, #192]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x19, #688]
+	lsr	x1, x1, #8
+	str	x1, [x19, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	eor	v0.16b, v0.16b, v22.16b
+	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_seal_aes_j0_done:
+	str	q0, [x19, #512]
 	b	.Laesgen_armv8_ce_gcm_r2_seal_have_j0
 .Laesgen_armv8_ce_gcm_r2_seal_long_nonce:
 	mov	x8, #1
@@ -1302,71 +1479,35 @@ aesgen_armv8_ce_gcm_r2_seal:
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #544]
 	str	xzr, [x19, #616]
-.Laesgen_armv8_ce_gcm_r2_seal_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	str	q1, [x19, #528]
 	movz	x1, #0xffff, lsl #0
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
 	str	x1, [x19, #640]
-	ldr	x1, [x19, #632]
-	cmp	x1, #0
-	b.ne	.Laesgen_armv8_ce_gcm_r2_seal_same_table
-	umov	x1, v0.d[0]
-	umov	x2, v0.d[1]
-	rev	x1, x1
-	rev	x2, x2
-	and	x2, x2, #0xff0000000000
-	movz	x8, #255, lsl #16
-	movk	x8, #0xff00, lsl #48
-	and	x1, x1, x8
-	add	x8, x19, #648
-	ldp	x8, x9, [x8]
-	cmp	x2, x8
-	b.ne	.Laesgen_armv8_ce_gcm_r2_seal_restart
-	cmp	x1, x9
-	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_same_table
-.Laesgen_armv8_ce_gcm_r2_seal_restart:
-	add	x8, x19, #648
-	stp	x2, x1, [x8]
-	str	xzr, [x19, #664]
-	str	xzr, [x19, #672]
-	mov	x1, #1
-	str	x1, [x19, #680]
-	b	.Laesgen_armv8_ce_gcm_r2_seal_same_table
-.Laesgen_armv8_ce_gcm_r2_seal_same_table:
 	ldr	w1, [x19, #240]
 	cmp	w1, #128
-	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0128
+	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_aes128
 	cmp	w1, #192
-	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0192
-.Laesgen_armv8_ce_gcm_r2_seal_aes_j0256:
-	ldp	q2, q3, [x19]
-	ldp	q4, q5, [x19, #32]
-	ldp	q6, q7, [x19, #64]
-	ldp	q16, q17, [x19, #96]
-	ldp	q18, q19, [x19, #128]
-	ldp	q20, q21, [x19, #160]
-	ldp	q22, q23, [x19, #192]
-	ldr	q24, [x19, #224]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x19, #688]
-	lsr	x1, x1, #8
-	str	x1, [x19, #640]
+	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_aes192
+.Laesgen_armv8_ce_gcm_r2_seal_aes256:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldp	q19, q20, [x19, #160]
+	ldp	q21, q22, [x19, #192]
+	ldr	q23, [x19, #224]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -1392,29 +1533,17 @@ aesgen_armv8_ce_gcm_r2_seal:
 	aese	v0.16b, v21.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v22.16b
+	eor	v0.16b, v0.16b, v23.16b
+	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_done
+.Laesgen_armv8_ce_gcm_r2_seal_aes128:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldr	q19, [x19, #160]
+	aese	v0.16b, v1.16b
 	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v24.16b
-	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_seal_aes_j0128:
-	ldp	q2, q3, [x19]
-	ldp	q4, q5, [x19, #32]
-	ldp	q6, q7, [x19, #64]
-	ldp	q16, q17, [x19, #96]
-	ldp	q18, q19, [x19, #128]
-	ldr	q20, [x19, #160]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x19, #688]
-	lsr	x1, x1, #8
-	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -1432,30 +1561,18 @@ aesgen_armv8_ce_gcm_r2_seal:
 	aese	v0.16b, v17.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v18.16b
+	eor	v0.16b, v0.16b, v19.16b
+	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_done
+.Laesgen_armv8_ce_gcm_r2_seal_aes192:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldp	q19, q20, [x19, #160]
+	ldr	q21, [x19, #192]
+	aese	v0.16b, v1.16b
 	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v19.16b
-	eor	v0.16b, v0.16b, v20.16b
-	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_seal_aes_j0192:
-	ldp	q2, q3, [x19]
-	ldp	q4, q5, [x19, #32]
-	ldp	q6, q7, [x19, #64]
-	ldp	q16, q17, [x19, #96]
-	ldp	q18, q19, [x19, #128]
-	ldp	q20, q21, [x19, #160]
-	ldr	q22, [x19, #192]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x19, #688]
-	lsr	x1, x1, #8
-	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -1477,12 +1594,11 @@ aesgen_armv8_ce_gcm_r2_seal:
 	aese	v0.16b, v19.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v20.16b
-	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v21.16b
-	eor	v0.16b, v0.16b, v22.16b
-	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_seal_aes_j0_done:
+	eor	v0.16b, v0.16b, v21.16b
+	b	.Laesgen_armv8_ce_gcm_r2_seal_aes_done
+.Laesgen_armv8_ce_gcm_r2_seal_aes_done:
 	str	q0, [x19, #512]
+.Laesgen_armv8_ce_gcm_r2_seal_have_j0:
 	ldr	q0, [x19, #544]
 	ldr	x1, [x19, #608]
 	ldr	x2, [x19, #608]
@@ -2017,6 +2133,183 @@ aesgen_armv8_ce_gcm_r2_open:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x19, #632]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	str	q1, [x19, #528]
+	movz	x1, #0xffff, lsl #0
+	movk	x1, #0xffff, lsl #16
+	movk	x1, #0xffff, lsl #32
+	movk	x1, #0xffff, lsl #48
+	str	x1, [x19, #640]
+	umov	x1, v0.d[0]
+	umov	x2, v0.d[1]
+	rev	x1, x1
+	rev	x2, x2
+	and	x2, x2, #0xff0000000000
+	movz	x8, #255, lsl #16
+	movk	x8, #0xff00, lsl #48
+	and	x1, x1, x8
+	add	x8, x19, #648
+	ldp	x8, x9, [x8]
+	cmp	x2, x8
+	b.ne	.Laesgen_armv8_ce_gcm_r2_open_restart
+	cmp	x1, x9
+	b.eq	.Laesgen_armv8_ce_gcm_r2_open_same_table
+.Laesgen_armv8_ce_gcm_r2_open_restart:
+	add	x8, x19, #648
+	stp	x2, x1, [x8]
+	str	xzr, [x19, #664]
+	str	xzr, [x19, #672]
+	mov	x1, #1
+	str	x1, [x19, #680]
+	b	.Laesgen_armv8_ce_gcm_r2_open_same_table
+.Laesgen_armv8_ce_gcm_r2_open_same_table:
+	ldr	w1, [x19, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_armv8_ce_gcm_r2_open_aes_j0128
+	cmp	w1, #192
+	b.eq	.Laesgen_armv8_ce_gcm_r2_open_aes_j0192
+.Laesgen_armv8_ce_gcm_r2_open_aes_j0256:
+	ldp	q2, q3, [x19]
+	ldp	q4, q5, [x19, #32]
+	ldp	q6, q7, [x19, #64]
+	ldp	q16, q17, [x19, #96]
+	ldp	q18, q19, [x19, #128]
+	ldp	q20, q21, [x19, #160]
+	ldp	q22, q23, [x19, #192]
+	ldr	q24, [x19, #224]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x19, #688]
+	lsr	x1, x1, #8
+	str	x1, [x19, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v22.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v23.16b
+	eor	v0.16b, v0.16b, v24.16b
+	b	.Laesgen_armv8_ce_gcm_r2_open_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_open_aes_j0128:
+	ldp	q2, q3, [x19]
+	ldp	q4, q5, [x19, #32]
+	ldp	q6, q7, [x19, #64]
+	ldp	q16, q17, [x19, #96]
+	ldp	q18, q19, [x19, #128]
+	ldr	q20, [x19, #160]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x19, #688]
+	lsr	x1, x1, #8
+	str	x1, [x19, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	eor	v0.16b, v0.16b, v20.16b
+	b	.Laesgen_armv8_ce_gcm_r2_open_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_open_aes_j0192:
+	ldp	q2, q3, [x19]
+	ldp	q4, q5, [x19, #32]
+	ldp	q6, q7, [x19, #64]
+	ldp	q16, q17, [x19, #96]
+	ldp	q18, q19, [x19, #128]
+	ldp	q20, q21, [x19, #160]
+	ldr	q22, [x19, #192]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x19, #688]
+	lsr	x1, x1, #8
+	str	x1, [x19, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	eor	v0.16b, v0.16b, v22.16b
+	b	.Laesgen_armv8_ce_gcm_r2_open_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_open_aes_j0_done:
+	str	q0, [x19, #512]
 	b	.Laesgen_armv8_ce_gcm_r2_open_have_j0
 .Laesgen_armv8_ce_gcm_r2_open_long_nonce:
 	mov	x8, #1
@@ -2355,71 +2648,35 @@ aesgen_armv8_ce_gcm_r2_open:
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #544]
 	str	xzr, [x19, #616]
-.Laesgen_armv8_ce_gcm_r2_open_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	str	q1, [x19, #528]
 	movz	x1, #0xffff, lsl #0
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
 	str	x1, [x19, #640]
-	ldr	x1, [x19, #632]
-	cmp	x1, #0
-	b.ne	.Laesgen_armv8_ce_gcm_r2_open_same_table
-	umov	x1, v0.d[0]
-	umov	x2, v0.d[1]
-	rev	x1, x1
-	rev	x2, x2
-	and	x2, x2, #0xff0000000000
-	movz	x8, #255, lsl #16
-	movk	x8, #0xff00, lsl #48
-	and	x1, x1, x8
-	add	x8, x19, #648
-	ldp	x8, x9, [x8]
-	cmp	x2, x8
-	b.ne	.Laesgen_armv8_ce_gcm_r2_open_restart
-	cmp	x1, x9
-	b.eq	.Laesgen_armv8_ce_gcm_r2_open_same_table
-.Laesgen_armv8_ce_gcm_r2_open_restart:
-	add	x8, x19, #648
-	stp	x2, x1, [x8]
-	str	xzr, [x19, #664]
-	str	xzr, [x19, #672]
-	mov	x1, #1
-	str	x1, [x19, #680]
-	b	.Laesgen_armv8_ce_gcm_r2_open_same_table
-.Laesgen_armv8_ce_gcm_r2_open_same_table:
 	ldr	w1, [x19, #240]
 	cmp	w1, #128
-	b.eq	.Laesgen_armv8_ce_gcm_r2_open_aes_j0128
+	b.eq	.Laesgen_armv8_ce_gcm_r2_open_aes128
 	cmp	w1, #192
-	b.eq	.Laesgen_armv8_ce_gcm_r2_open_aes_j0192
-.Laesgen_armv8_ce_gcm_r2_open_aes_j0256:
-	ldp	q2, q3, [x19]
-	ldp	q4, q5, [x19, #32]
-	ldp	q6, q7, [x19, #64]
-	ldp	q16, q17, [x19, #96]
-	ldp	q18, q19, [x19, #128]
-	ldp	q20, q21, [x19, #160]
-	ldp	q22, q23, [x19, #192]
-	ldr	q24, [x19, #224]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x19, #688]
-	lsr	x1, x1, #8
-	str	x1, [x19, #640]
+	b.eq	.Laesgen_armv8_ce_gcm_r2_open_aes192
+.Laesgen_armv8_ce_gcm_r2_open_aes256:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldp	q19, q20, [x19, #160]
+	ldp	q21, q22, [x19, #192]
+	ldr	q23, [x19, #224]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -2445,29 +2702,17 @@ aesgen_armv8_ce_gcm_r2_open:
 	aese	v0.16b, v21.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v22.16b
+	eor	v0.16b, v0.16b, v23.16b
+	b	.Laesgen_armv8_ce_gcm_r2_open_aes_done
+.Laesgen_armv8_ce_gcm_r2_open_aes128:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldr	q19, [x19, #160]
+	aese	v0.16b, v1.16b
 	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v24.16b
-	b	.Laesgen_armv8_ce_gcm_r2_open_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_open_aes_j0128:
-	ldp	q2, q3, [x19]
-	ldp	q4, q5, [x19, #32]
-	ldp	q6, q7, [x19, #64]
-	ldp	q16, q17, [x19, #96]
-	ldp	q18, q19, [x19, #128]
-	ldr	q20, [x19, #160]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x19, #688]
-	lsr	x1, x1, #8
-	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -2485,30 +2730,18 @@ aesgen_armv8_ce_gcm_r2_open:
 	aese	v0.16b, v17.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v18.16b
+	eor	v0.16b, v0.16b, v19.16b
+	b	.Laesgen_armv8_ce_gcm_r2_open_aes_done
+.Laesgen_armv8_ce_gcm_r2_open_aes192:
+	ldp	q1, q2, [x19]
+	ldp	q3, q4, [x19, #32]
+	ldp	q5, q6, [x19, #64]
+	ldp	q7, q16, [x19, #96]
+	ldp	q17, q18, [x19, #128]
+	ldp	q19, q20, [x19, #160]
+	ldr	q21, [x19, #192]
+	aese	v0.16b, v1.16b
 	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v19.16b
-	eor	v0.16b, v0.16b, v20.16b
-	b	.Laesgen_armv8_ce_gcm_r2_open_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_open_aes_j0192:
-	ldp	q2, q3, [x19]
-	ldp	q4, q5, [x19, #32]
-	ldp	q6, q7, [x19, #64]
-	ldp	q16, q17, [x19, #96]
-	ldp	q18, q19, [x19, #128]
-	ldp	q20, q21, [x19, #160]
-	ldr	q22, [x19, #192]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x19, #688]
-	lsr	x1, x1, #8
-	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -2530,12 +2763,11 @@ aesgen_armv8_ce_gcm_r2_open:
 	aese	v0.16b, v19.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v20.16b
-	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v21.16b
-	eor	v0.16b, v0.16b, v22.16b
-	b	.Laesgen_armv8_ce_gcm_r2_open_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_open_aes_j0_done:
+	eor	v0.16b, v0.16b, v21.16b
+	b	.Laesgen_armv8_ce_gcm_r2_open_aes_done
+.Laesgen_armv8_ce_gcm_r2_open_aes_done:
 	str	q0, [x19, #512]
+.Laesgen_armv8_ce_gcm_r2_open_have_j0:
 	ldr	q0, [x19, #544]
 	ldr	x1, [x19, #608]
 	ldr	x2, [x19, #608]
@@ -2973,6 +3205,7 @@ aesgen_armv8_ce_gcm_r2_open:
 .Laesgen_armv8_ce_gcm_r2_open_nocmp1:
 	neg	x0, x2
 	orr	x0, x0, x2
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	cbz	x0, .Laesgen_armv8_ce_gcm_r2_open_done
 .Laesgen_armv8_ce_gcm_r2_open_reject:
@@ -3108,6 +3341,183 @@ aesgen_armv8_ce_gcm_r2_start:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x0, #632]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	str	q1, [x0, #528]
+	movz	x1, #0xffff, lsl #0
+	movk	x1, #0xffff, lsl #16
+	movk	x1, #0xffff, lsl #32
+	movk	x1, #0xffff, lsl #48
+	str	x1, [x0, #640]
+	umov	x1, v0.d[0]
+	umov	x2, v0.d[1]
+	rev	x1, x1
+	rev	x2, x2
+	and	x2, x2, #0xff0000000000
+	movz	x3, #255, lsl #16
+	movk	x3, #0xff00, lsl #48
+	and	x1, x1, x3
+	add	x3, x0, #648
+	ldp	x3, x4, [x3]
+	cmp	x2, x3
+	b.ne	.Laesgen_armv8_ce_gcm_r2_start_restart
+	cmp	x1, x4
+	b.eq	.Laesgen_armv8_ce_gcm_r2_start_same_table
+.Laesgen_armv8_ce_gcm_r2_start_restart:
+	add	x3, x0, #648
+	stp	x2, x1, [x3]
+	str	xzr, [x0, #664]
+	str	xzr, [x0, #672]
+	mov	x1, #1
+	str	x1, [x0, #680]
+	b	.Laesgen_armv8_ce_gcm_r2_start_same_table
+.Laesgen_armv8_ce_gcm_r2_start_same_table:
+	ldr	w1, [x0, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_armv8_ce_gcm_r2_start_aes_j0128
+	cmp	w1, #192
+	b.eq	.Laesgen_armv8_ce_gcm_r2_start_aes_j0192
+.Laesgen_armv8_ce_gcm_r2_start_aes_j0256:
+	ldp	q2, q3, [x0]
+	ldp	q4, q5, [x0, #32]
+	ldp	q6, q7, [x0, #64]
+	ldp	q16, q17, [x0, #96]
+	ldp	q18, q19, [x0, #128]
+	ldp	q20, q21, [x0, #160]
+	ldp	q22, q23, [x0, #192]
+	ldr	q24, [x0, #224]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x0, #688]
+	lsr	x1, x1, #8
+	str	x1, [x0, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v22.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v23.16b
+	eor	v0.16b, v0.16b, v24.16b
+	b	.Laesgen_armv8_ce_gcm_r2_start_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_start_aes_j0128:
+	ldp	q2, q3, [x0]
+	ldp	q4, q5, [x0, #32]
+	ldp	q6, q7, [x0, #64]
+	ldp	q16, q17, [x0, #96]
+	ldp	q18, q19, [x0, #128]
+	ldr	q20, [x0, #160]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x0, #688]
+	lsr	x1, x1, #8
+	str	x1, [x0, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	eor	v0.16b, v0.16b, v20.16b
+	b	.Laesgen_armv8_ce_gcm_r2_start_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_start_aes_j0192:
+	ldp	q2, q3, [x0]
+	ldp	q4, q5, [x0, #32]
+	ldp	q6, q7, [x0, #64]
+	ldp	q16, q17, [x0, #96]
+	ldp	q18, q19, [x0, #128]
+	ldp	q20, q21, [x0, #160]
+	ldr	q22, [x0, #192]
+	rev32	v1.16b, v1.16b
+	umov	w1, v1.s[3]
+	and	x2, x1, #0xffffff00
+	mov	v1.s[3], w2
+	rev32	v1.16b, v1.16b
+	aese	v1.16b, v2.16b
+	aesmc	v1.16b, v1.16b
+	aese	v1.16b, v3.16b
+	aesmc	v1.16b, v1.16b
+	str	q1, [x0, #688]
+	lsr	x1, x1, #8
+	str	x1, [x0, #640]
+	aese	v0.16b, v2.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v3.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v4.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v5.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v6.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v7.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v16.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v17.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v18.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v19.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v20.16b
+	aesmc	v0.16b, v0.16b
+	aese	v0.16b, v21.16b
+	eor	v0.16b, v0.16b, v22.16b
+	b	.Laesgen_armv8_ce_gcm_r2_start_aes_j0_done
+.Laesgen_armv8_ce_gcm_r2_start_aes_j0_done:
+	str	q0, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r2_start_have_j0
 .Laesgen_armv8_ce_gcm_r2_start_long_nonce:
 	mov	x3, #1
@@ -3446,71 +3856,35 @@ aesgen_armv8_ce_gcm_r2_start:
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #544]
 	str	xzr, [x0, #616]
-.Laesgen_armv8_ce_gcm_r2_start_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
 	mov	v2.s[3], w1
 	add	v1.4s, v1.4s, v2.4s
 	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	str	q1, [x0, #528]
 	movz	x1, #0xffff, lsl #0
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
 	str	x1, [x0, #640]
-	ldr	x1, [x0, #632]
-	cmp	x1, #0
-	b.ne	.Laesgen_armv8_ce_gcm_r2_start_same_table
-	umov	x1, v0.d[0]
-	umov	x2, v0.d[1]
-	rev	x1, x1
-	rev	x2, x2
-	and	x2, x2, #0xff0000000000
-	movz	x3, #255, lsl #16
-	movk	x3, #0xff00, lsl #48
-	and	x1, x1, x3
-	add	x3, x0, #648
-	ldp	x3, x4, [x3]
-	cmp	x2, x3
-	b.ne	.Laesgen_armv8_ce_gcm_r2_start_restart
-	cmp	x1, x4
-	b.eq	.Laesgen_armv8_ce_gcm_r2_start_same_table
-.Laesgen_armv8_ce_gcm_r2_start_restart:
-	add	x3, x0, #648
-	stp	x2, x1, [x3]
-	str	xzr, [x0, #664]
-	str	xzr, [x0, #672]
-	mov	x1, #1
-	str	x1, [x0, #680]
-	b	.Laesgen_armv8_ce_gcm_r2_start_same_table
-.Laesgen_armv8_ce_gcm_r2_start_same_table:
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
-	b.eq	.Laesgen_armv8_ce_gcm_r2_start_aes_j0128
+	b.eq	.Laesgen_armv8_ce_gcm_r2_start_aes128
 	cmp	w1, #192
-	b.eq	.Laesgen_armv8_ce_gcm_r2_start_aes_j0192
-.Laesgen_armv8_ce_gcm_r2_start_aes_j0256:
-	ldp	q2, q3, [x0]
-	ldp	q4, q5, [x0, #32]
-	ldp	q6, q7, [x0, #64]
-	ldp	q16, q17, [x0, #96]
-	ldp	q18, q19, [x0, #128]
-	ldp	q20, q21, [x0, #160]
-	ldp	q22, q23, [x0, #192]
-	ldr	q24, [x0, #224]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x0, #688]
-	lsr	x1, x1, #8
-	str	x1, [x0, #640]
+	b.eq	.Laesgen_armv8_ce_gcm_r2_start_aes192
+.Laesgen_armv8_ce_gcm_r2_start_aes256:
+	ldp	q1, q2, [x0]
+	ldp	q3, q4, [x0, #32]
+	ldp	q5, q6, [x0, #64]
+	ldp	q7, q16, [x0, #96]
+	ldp	q17, q18, [x0, #128]
+	ldp	q19, q20, [x0, #160]
+	ldp	q21, q22, [x0, #192]
+	ldr	q23, [x0, #224]
+	aese	v0.16b, v1.16b
+	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3536,29 +3910,17 @@ aesgen_armv8_ce_gcm_r2_start:
 	aese	v0.16b, v21.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v22.16b
+	eor	v0.16b, v0.16b, v23.16b
+	b	.Laesgen_armv8_ce_gcm_r2_start_aes_done
+.Laesgen_armv8_ce_gcm_r2_start_aes128:
+	ldp	q1, q2, [x0]
+	ldp	q3, q4, [x0, #32]
+	ldp	q5, q6, [x0, #64]
+	ldp	q7, q16, [x0, #96]
+	ldp	q17, q18, [x0, #128]
+	ldr	q19, [x0, #160]
+	aese	v0.16b, v1.16b
 	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v24.16b
-	b	.Laesgen_armv8_ce_gcm_r2_start_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_start_aes_j0128:
-	ldp	q2, q3, [x0]
-	ldp	q4, q5, [x0, #32]
-	ldp	q6, q7, [x0, #64]
-	ldp	q16, q17, [x0, #96]
-	ldp	q18, q19, [x0, #128]
-	ldr	q20, [x0, #160]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x0, #688]
-	lsr	x1, x1, #8
-	str	x1, [x0, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3576,30 +3938,18 @@ aesgen_armv8_ce_gcm_r2_start:
 	aese	v0.16b, v17.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v18.16b
+	eor	v0.16b, v0.16b, v19.16b
+	b	.Laesgen_armv8_ce_gcm_r2_start_aes_done
+.Laesgen_armv8_ce_gcm_r2_start_aes192:
+	ldp	q1, q2, [x0]
+	ldp	q3, q4, [x0, #32]
+	ldp	q5, q6, [x0, #64]
+	ldp	q7, q16, [x0, #96]
+	ldp	q17, q18, [x0, #128]
+	ldp	q19, q20, [x0, #160]
+	ldr	q21, [x0, #192]
+	aese	v0.16b, v1.16b
 	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v19.16b
-	eor	v0.16b, v0.16b, v20.16b
-	b	.Laesgen_armv8_ce_gcm_r2_start_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_start_aes_j0192:
-	ldp	q2, q3, [x0]
-	ldp	q4, q5, [x0, #32]
-	ldp	q6, q7, [x0, #64]
-	ldp	q16, q17, [x0, #96]
-	ldp	q18, q19, [x0, #128]
-	ldp	q20, q21, [x0, #160]
-	ldr	q22, [x0, #192]
-	rev32	v1.16b, v1.16b
-	umov	w1, v1.s[3]
-	and	x2, x1, #0xffffff00
-	mov	v1.s[3], w2
-	rev32	v1.16b, v1.16b
-	aese	v1.16b, v2.16b
-	aesmc	v1.16b, v1.16b
-	aese	v1.16b, v3.16b
-	aesmc	v1.16b, v1.16b
-	str	q1, [x0, #688]
-	lsr	x1, x1, #8
-	str	x1, [x0, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3621,12 +3971,11 @@ aesgen_armv8_ce_gcm_r2_start:
 	aese	v0.16b, v19.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v20.16b
-	aesmc	v0.16b, v0.16b
-	aese	v0.16b, v21.16b
-	eor	v0.16b, v0.16b, v22.16b
-	b	.Laesgen_armv8_ce_gcm_r2_start_aes_j0_done
-.Laesgen_armv8_ce_gcm_r2_start_aes_j0_done:
+	eor	v0.16b, v0.16b, v21.16b
+	b	.Laesgen_armv8_ce_gcm_r2_start_aes_done
+.Laesgen_armv8_ce_gcm_r2_start_aes_done:
 	str	q0, [x0, #512]
+.Laesgen_armv8_ce_gcm_r2_start_have_j0:
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -4422,6 +4771,7 @@ aesgen_armv8_ce_gcm_r2_finish_open:
 .Laesgen_armv8_ce_gcm_r2_finish_open_nocmp1:
 	neg	x0, x3
 	orr	x0, x0, x3
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b

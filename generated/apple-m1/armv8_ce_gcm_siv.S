@@ -5802,6 +5802,7 @@ aesgen_armv8_ce_gcm_siv_open:
 .Laesgen_armv8_ce_gcm_siv_open_nocmp1:
 	neg	x0, x1
 	orr	x0, x0, x1
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	b	.Laesgen_armv8_ce_gcm_siv_open_opened
 .Laesgen_armv8_ce_gcm_siv_open_message128:
@@ -7585,6 +7586,7 @@ aesgen_armv8_ce_gcm_siv_open:
 .Laesgen_armv8_ce_gcm_siv_open_nocmp1_2:
 	neg	x0, x1
 	orr	x0, x0, x1
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	b	.Laesgen_armv8_ce_gcm_siv_open_opened
 .Laesgen_armv8_ce_gcm_siv_open_opened:

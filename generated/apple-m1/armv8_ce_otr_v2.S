@@ -7119,6 +7119,7 @@ aesgen_armv8_ce_otr_v2_open:
 .Laesgen_armv8_ce_otr_v2_open_nocmp1:
 	neg	x0, x3
 	orr	x0, x0, x3
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	b	.Laesgen_armv8_ce_otr_v2_open_opened
 .Laesgen_armv8_ce_otr_v2_open_message128:
@@ -9014,6 +9015,7 @@ aesgen_armv8_ce_otr_v2_open:
 .Laesgen_armv8_ce_otr_v2_open_nocmp1_2:
 	neg	x0, x3
 	orr	x0, x0, x3
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	b	.Laesgen_armv8_ce_otr_v2_open_opened
 .Laesgen_armv8_ce_otr_v2_open_opened:

@@ -5062,1533 +5062,6 @@ aesgen_neon_tbl_gcm_r2_seal:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x19, #2872]
-	b	.Laesgen_neon_tbl_gcm_r2_seal_have_j0
-.Laesgen_neon_tbl_gcm_r2_seal_long_nonce:
-	mov	x8, #1
-	str	x8, [x19, #2872]
-	lsl	x8, x2, #3
-	ldr	q0, [x19, #2784]
-	ldr	x9, [x19, #2856]
-	ldr	x10, [x19, #2856]
-	add	x10, x10, x2
-	str	x10, [x19, #2856]
-	and	x9, x9, #15
-	cbz	x9, .Laesgen_neon_tbl_gcm_r2_seal_whole
-	mov	x10, #16
-	sub	x10, x10, x9
-	cmp	x10, x2
-	b.ls	.Laesgen_neon_tbl_gcm_r2_seal_keep
-	mov	x10, x2
-.Laesgen_neon_tbl_gcm_r2_seal_keep:
-	add	x12, x19, #2800
-	add	x12, x12, x9
-	mov	x11, x1
-	tbz	x10, #3, .Laesgen_neon_tbl_gcm_r2_seal_no8
-	ldr	x13, [x11]
-	str	x13, [x12]
-	add	x11, x11, #8
-	add	x12, x12, #8
-.Laesgen_neon_tbl_gcm_r2_seal_no8:
-	tbz	x10, #2, .Laesgen_neon_tbl_gcm_r2_seal_no4
-	ldr	w13, [x11]
-	str	w13, [x12]
-	add	x11, x11, #4
-	add	x12, x12, #4
-.Laesgen_neon_tbl_gcm_r2_seal_no4:
-	tbz	x10, #1, .Laesgen_neon_tbl_gcm_r2_seal_no2
-	ldrb	w13, [x11]
-	strb	w13, [x12]
-	ldrb	w13, [x11, #1]
-	strb	w13, [x12, #1]
-	add	x11, x11, #2
-	add	x12, x12, #2
-.Laesgen_neon_tbl_gcm_r2_seal_no2:
-	tbz	x10, #0, .Laesgen_neon_tbl_gcm_r2_seal_no1
-	ldrb	w13, [x11]
-	strb	w13, [x12]
-.Laesgen_neon_tbl_gcm_r2_seal_no1:
-	add	x1, x1, x10
-	sub	x2, x2, x10
-	add	x9, x9, x10
-	cmp	x9, #16
-	b.ne	.Laesgen_neon_tbl_gcm_r2_seal_absorbed
-	ldr	q1, [x19, #2800]
-	rev64	v1.16b, v1.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	add	x9, x19, #1216
-	add	x10, x19, #2240
-	ldr	q0, [x9, #240]
-	ldr	d2, [x10, #120]
-	ext	v3.16b, v1.16b, v1.16b, #8
-	ldr	q4, [x9, #368]
-	eor	v3.16b, v3.16b, v1.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x10, #184]
-	pmull	v7.8h, v0.8b, v1.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x9, #112]
-	ldr	d17, [x10, #56]
-	pmull2	v0.8h, v0.16b, v1.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v1.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v0.16b, #14
-	ext	v0.16b, v0.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v1.16b
-	pmull	v22.8h, v16.8b, v1.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v0.16b, v5.16b, v0.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x9, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v0.16b, v18.16b, v0.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v0.16b, v16.16b, v0.16b
-	ldr	d16, [x10, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x9, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v0.16b, v0.16b, v4.16b
-	ldr	d4, [x10, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x9, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x10, #376]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x9, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v1.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x10, #440]
-	pmull2	v7.8h, v7.16b, v1.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x9, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v1.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v17.16b
-	ldr	d17, [x10, #504]
-	pmull2	v1.8h, v16.16b, v1.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v1.16b, v5.16b, v1.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x9, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #2800]
-.Laesgen_neon_tbl_gcm_r2_seal_whole:
-.Laesgen_neon_tbl_gcm_r2_seal_hash8:
-	cmp	x2, #128
-	b.lo	.Laesgen_neon_tbl_gcm_r2_seal_hashed8
-	add	x9, x19, #1216
-	add	x10, x19, #2240
-	ldp	q1, q2, [x1]
-	ldp	q3, q4, [x1, #32]
-	ldp	q5, q6, [x1, #64]
-	ldp	q7, q16, [x1, #96]
-	ldp	q17, q18, [x9]
-	rev64	v1.16b, v1.16b
-	rev64	v2.16b, v2.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	rev64	v3.16b, v3.16b
-	rev64	v4.16b, v4.16b
-	rev64	v5.16b, v5.16b
-	rev64	v6.16b, v6.16b
-	rev64	v7.16b, v7.16b
-	rev64	v16.16b, v16.16b
-	ext	v2.16b, v2.16b, v2.16b, #8
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ext	v4.16b, v4.16b, v4.16b, #8
-	ext	v5.16b, v5.16b, v5.16b, #8
-	ext	v6.16b, v6.16b, v6.16b, #8
-	ext	v7.16b, v7.16b, v7.16b, #8
-	ext	v16.16b, v16.16b, v16.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	trn1	v0.2d, v3.2d, v4.2d
-	trn1	v19.2d, v1.2d, v2.2d
-	trn2	v20.2d, v1.2d, v2.2d
-	trn2	v21.2d, v3.2d, v4.2d
-	trn1	v22.2d, v5.2d, v6.2d
-	trn2	v23.2d, v5.2d, v6.2d
-	trn1	v24.2d, v7.2d, v16.2d
-	trn2	v25.2d, v7.2d, v16.2d
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v0.16b, v0.16b, v21.16b
-	eor	v20.16b, v22.16b, v23.16b
-	eor	v21.16b, v24.16b, v25.16b
-	ldp	q22, q23, [x9, #32]
-	ldp	q24, q25, [x9, #64]
-	ldp	q26, q27, [x9, #96]
-	movi	v28.2d, #0x0000000000000000
-	pmull	v29.8h, v17.8b, v1.8b
-	pmull	v30.8h, v18.8b, v2.8b
-	pmull	v31.8h, v22.8b, v3.8b
-	pmull	v8.8h, v23.8b, v4.8b
-	pmull	v9.8h, v24.8b, v5.8b
-	pmull	v10.8h, v25.8b, v6.8b
-	pmull	v11.8h, v26.8b, v7.8b
-	pmull2	v17.8h, v17.16b, v1.16b
-	pmull2	v18.8h, v18.16b, v2.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ldr	q30, [x10]
-	pmull2	v22.8h, v22.16b, v3.16b
-	pmull2	v23.8h, v23.16b, v4.16b
-	eor	v31.16b, v31.16b, v8.16b
-	pmull	v8.8h, v27.8b, v16.8b
-	pmull2	v24.8h, v24.16b, v5.16b
-	pmull2	v25.8h, v25.16b, v6.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull2	v10.8h, v30.16b, v19.16b
-	pmull	v30.8h, v30.8b, v19.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v27.8h, v27.16b, v16.16b
-	eor	v8.16b, v11.16b, v8.16b
-	eor	v30.16b, v10.16b, v30.16b
-	eor	v17.16b, v17.16b, v18.16b
-	ldr	q18, [x10, #16]
-	ldr	q10, [x10, #32]
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v25.16b
-	pmull2	v24.8h, v18.16b, v0.16b
-	pmull	v18.8h, v18.8b, v0.8b
-	pmull2	v25.8h, v10.16b, v20.16b
-	pmull	v31.8h, v10.8b, v20.8b
-	eor	v18.16b, v24.16b, v18.16b
-	eor	v24.16b, v25.16b, v31.16b
-	eor	v25.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v18.16b, v30.16b, v18.16b
-	eor	v17.16b, v17.16b, v22.16b
-	ldp	q22, q27, [x9, #128]
-	ldp	q30, q31, [x9, #160]
-	ldr	q8, [x10, #48]
-	eor	v25.16b, v29.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	pmull	v26.8h, v22.8b, v1.8b
-	pmull	v29.8h, v27.8b, v2.8b
-	pmull	v9.8h, v30.8b, v3.8b
-	pmull	v10.8h, v31.8b, v4.8b
-	pmull2	v22.8h, v22.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v26.16b, v26.16b, v29.16b
-	pmull2	v29.8h, v30.16b, v3.16b
-	pmull2	v30.8h, v31.16b, v4.16b
-	eor	v22.16b, v22.16b, v27.16b
-	pmull2	v27.8h, v8.16b, v21.16b
-	pmull	v31.8h, v8.8b, v21.8b
-	eor	v17.16b, v17.16b, v23.16b
-	ldp	q23, q8, [x9, #192]
-	eor	v9.16b, v9.16b, v10.16b
-	ldp	q10, q11, [x9, #224]
-	eor	v26.16b, v26.16b, v9.16b
-	eor	v29.16b, v29.16b, v30.16b
-	pmull	v30.8h, v23.8b, v5.8b
-	pmull	v9.8h, v8.8b, v6.8b
-	pmull2	v23.8h, v23.16b, v5.16b
-	pmull2	v8.8h, v8.16b, v6.16b
-	eor	v30.16b, v30.16b, v9.16b
-	pmull	v9.8h, v10.8b, v7.8b
-	pmull2	v10.8h, v10.16b, v7.16b
-	eor	v23.16b, v23.16b, v8.16b
-	pmull	v8.8h, v11.8b, v16.8b
-	pmull2	v11.8h, v11.16b, v16.16b
-	eor	v8.16b, v9.16b, v8.16b
-	eor	v22.16b, v22.16b, v29.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v29.16b, v30.16b, v8.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v18.16b, v18.16b, v24.16b
-	ldr	q24, [x10, #64]
-	ldr	q27, [x10, #80]
-	ldr	q29, [x10, #96]
-	ldr	q30, [x10, #112]
-	eor	v31.16b, v10.16b, v11.16b
-	pmull2	v8.8h, v24.16b, v19.16b
-	pmull	v24.8h, v24.8b, v19.8b
-	pmull2	v9.8h, v27.16b, v0.16b
-	pmull	v27.8h, v27.8b, v0.8b
-	pmull2	v10.8h, v29.16b, v20.16b
-	pmull	v29.8h, v29.8b, v20.8b
-	pmull2	v11.8h, v30.16b, v21.16b
-	pmull	v30.8h, v30.8b, v21.8b
-	eor	v24.16b, v8.16b, v24.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v29.16b, v10.16b, v29.16b
-	eor	v30.16b, v11.16b, v30.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v29.16b, v30.16b
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	ldp	q23, q27, [x9, #256]
-	ldp	q29, q30, [x9, #288]
-	ext	v31.16b, v28.16b, v26.16b, #14
-	ext	v26.16b, v26.16b, v28.16b, #14
-	ext	v8.16b, v28.16b, v24.16b, #14
-	pmull	v9.8h, v23.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v23.8h, v23.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v23.16b, v23.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v24.16b, v24.16b, v28.16b, #14
-	ext	v30.16b, v31.16b, v28.16b, #1
-	ldp	q31, q9, [x9, #320]
-	eor	v23.16b, v23.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #9
-	ext	v29.16b, v28.16b, v22.16b, #14
-	ext	v22.16b, v22.16b, v28.16b, #14
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #1
-	ext	v24.16b, v28.16b, v24.16b, #9
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #1
-	ext	v22.16b, v28.16b, v22.16b, #9
-	eor	v24.16b, v8.16b, v24.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x9, #352]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v22.16b, v29.16b, v22.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v24.16b
-	eor	v17.16b, v17.16b, v22.16b
-	ldr	q22, [x10, #128]
-	ldr	q24, [x10, #144]
-	ldr	q9, [x10, #160]
-	ldr	q10, [x10, #176]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v24.16b, v0.16b
-	pmull	v24.8h, v24.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v24.16b, v8.16b, v24.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v24.16b
-	eor	v24.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v24.16b
-	eor	v23.16b, v23.16b, v26.16b
-	ldp	q24, q26, [x9, #384]
-	ldp	q29, q30, [x9, #416]
-	ext	v31.16b, v28.16b, v27.16b, #12
-	ext	v27.16b, v27.16b, v28.16b, #12
-	ext	v8.16b, v28.16b, v22.16b, #12
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v26.8h, v26.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v26.16b
-	eor	v26.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #12
-	ext	v30.16b, v31.16b, v28.16b, #2
-	ldp	q31, q9, [x9, #448]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v27.16b, v28.16b, v27.16b, #10
-	ext	v29.16b, v28.16b, v23.16b, #12
-	ext	v23.16b, v23.16b, v28.16b, #12
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #2
-	ext	v22.16b, v28.16b, v22.16b, #10
-	eor	v27.16b, v30.16b, v27.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #2
-	ext	v23.16b, v28.16b, v23.16b, #10
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v27.16b
-	ldp	q27, q31, [x9, #480]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v27.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x10, #192]
-	ldr	q23, [x10, #208]
-	ldr	q9, [x10, #224]
-	ldr	q10, [x10, #240]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v27.8h, v27.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	ldp	q24, q27, [x9, #512]
-	ldp	q29, q30, [x9, #544]
-	ext	v31.16b, v28.16b, v26.16b, #10
-	ext	v26.16b, v26.16b, v28.16b, #10
-	ext	v8.16b, v28.16b, v22.16b, #10
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #10
-	ext	v30.16b, v31.16b, v28.16b, #3
-	ldp	q31, q9, [x9, #576]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #11
-	ext	v29.16b, v28.16b, v23.16b, #10
-	ext	v23.16b, v23.16b, v28.16b, #10
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #3
-	ext	v22.16b, v28.16b, v22.16b, #11
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #3
-	ext	v23.16b, v28.16b, v23.16b, #11
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x9, #608]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x10, #256]
-	ldr	q23, [x10, #272]
-	ldr	q9, [x10, #288]
-	ldr	q10, [x10, #304]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v26.16b
-	ldp	q24, q26, [x9, #640]
-	ldp	q29, q30, [x9, #672]
-	ext	v31.16b, v28.16b, v27.16b, #8
-	ext	v27.16b, v27.16b, v28.16b, #8
-	ext	v8.16b, v28.16b, v22.16b, #8
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v26.8h, v26.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v26.16b
-	eor	v26.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #8
-	ext	v30.16b, v31.16b, v28.16b, #4
-	ldp	q31, q9, [x9, #704]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v27.16b, v28.16b, v27.16b, #12
-	ext	v29.16b, v28.16b, v23.16b, #8
-	ext	v23.16b, v23.16b, v28.16b, #8
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #4
-	ext	v22.16b, v28.16b, v22.16b, #12
-	eor	v27.16b, v30.16b, v27.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #4
-	ext	v23.16b, v28.16b, v23.16b, #12
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v27.16b
-	ldp	q27, q31, [x9, #736]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v27.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x10, #320]
-	ldr	q23, [x10, #336]
-	ldr	q9, [x10, #352]
-	ldr	q10, [x10, #368]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v27.8h, v27.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	ldp	q24, q27, [x9, #768]
-	ldp	q29, q30, [x9, #800]
-	ext	v31.16b, v28.16b, v26.16b, #6
-	ext	v26.16b, v26.16b, v28.16b, #6
-	ext	v8.16b, v28.16b, v22.16b, #6
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #6
-	ext	v30.16b, v31.16b, v28.16b, #5
-	ldp	q31, q9, [x9, #832]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #13
-	ext	v29.16b, v28.16b, v23.16b, #6
-	ext	v23.16b, v23.16b, v28.16b, #6
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #5
-	ext	v22.16b, v28.16b, v22.16b, #13
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #5
-	ext	v23.16b, v28.16b, v23.16b, #13
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x9, #864]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x10, #384]
-	ldr	q23, [x10, #400]
-	ldr	q9, [x10, #416]
-	ldr	q10, [x10, #432]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v26.16b
-	ldp	q24, q26, [x9, #896]
-	ldp	q29, q30, [x9, #928]
-	ext	v31.16b, v28.16b, v27.16b, #4
-	ext	v27.16b, v27.16b, v28.16b, #4
-	ext	v8.16b, v28.16b, v22.16b, #4
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v1.8h, v24.16b, v1.16b
-	pmull	v24.8h, v30.8b, v4.8b
-	pmull2	v2.8h, v26.16b, v2.16b
-	eor	v26.16b, v9.16b, v10.16b
-	pmull2	v3.8h, v29.16b, v3.16b
-	pmull2	v4.8h, v30.16b, v4.16b
-	eor	v24.16b, v11.16b, v24.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v2.16b, v26.16b, v24.16b
-	eor	v3.16b, v3.16b, v4.16b
-	ext	v4.16b, v22.16b, v28.16b, #4
-	ext	v22.16b, v31.16b, v28.16b, #6
-	ldp	q24, q26, [x9, #960]
-	eor	v1.16b, v1.16b, v3.16b
-	ext	v3.16b, v28.16b, v27.16b, #14
-	ext	v27.16b, v28.16b, v23.16b, #4
-	ext	v23.16b, v23.16b, v28.16b, #4
-	pmull	v29.8h, v24.8b, v5.8b
-	ext	v30.16b, v8.16b, v28.16b, #6
-	ext	v4.16b, v28.16b, v4.16b, #14
-	eor	v3.16b, v22.16b, v3.16b
-	pmull2	v5.8h, v24.16b, v5.16b
-	ext	v22.16b, v27.16b, v28.16b, #6
-	ext	v23.16b, v28.16b, v23.16b, #14
-	eor	v4.16b, v30.16b, v4.16b
-	eor	v3.16b, v25.16b, v3.16b
-	ldp	q24, q25, [x9, #992]
-	pmull	v27.8h, v26.8b, v6.8b
-	pmull2	v6.8h, v26.16b, v6.16b
-	eor	v26.16b, v29.16b, v27.16b
-	eor	v5.16b, v5.16b, v6.16b
-	eor	v6.16b, v22.16b, v23.16b
-	pmull	v22.8h, v24.8b, v7.8b
-	eor	v4.16b, v18.16b, v4.16b
-	eor	v6.16b, v17.16b, v6.16b
-	ldr	q17, [x10, #448]
-	ldr	q18, [x10, #464]
-	ldr	q23, [x10, #480]
-	ldr	q27, [x10, #496]
-	pmull	v29.8h, v25.8b, v16.8b
-	pmull2	v30.8h, v17.16b, v19.16b
-	pmull	v17.8h, v17.8b, v19.8b
-	pmull2	v19.8h, v18.16b, v0.16b
-	pmull	v0.8h, v18.8b, v0.8b
-	pmull2	v18.8h, v23.16b, v20.16b
-	pmull	v20.8h, v23.8b, v20.8b
-	pmull2	v23.8h, v27.16b, v21.16b
-	pmull	v21.8h, v27.8b, v21.8b
-	pmull2	v7.8h, v24.16b, v7.16b
-	pmull2	v16.8h, v25.16b, v16.16b
-	eor	v22.16b, v22.16b, v29.16b
-	eor	v17.16b, v30.16b, v17.16b
-	eor	v0.16b, v19.16b, v0.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v19.16b, v23.16b, v21.16b
-	eor	v20.16b, v26.16b, v22.16b
-	eor	v7.16b, v7.16b, v16.16b
-	eor	v0.16b, v17.16b, v0.16b
-	eor	v16.16b, v18.16b, v19.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v5.16b, v5.16b, v7.16b
-	eor	v0.16b, v0.16b, v16.16b
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v28.16b, v2.16b, #2
-	ext	v2.16b, v2.16b, v28.16b, #2
-	ext	v7.16b, v28.16b, v0.16b, #2
-	ext	v0.16b, v0.16b, v28.16b, #2
-	ext	v5.16b, v5.16b, v28.16b, #7
-	ext	v2.16b, v28.16b, v2.16b, #15
-	ext	v16.16b, v28.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v28.16b, #2
-	ext	v7.16b, v7.16b, v28.16b, #7
-	ext	v0.16b, v28.16b, v0.16b, #15
-	eor	v2.16b, v5.16b, v2.16b
-	ext	v5.16b, v16.16b, v28.16b, #7
-	ext	v1.16b, v28.16b, v1.16b, #15
-	eor	v0.16b, v7.16b, v0.16b
-	eor	v2.16b, v3.16b, v2.16b
-	eor	v1.16b, v5.16b, v1.16b
-	eor	v0.16b, v4.16b, v0.16b
-	eor	v1.16b, v6.16b, v1.16b
-	eor	v0.16b, v0.16b, v2.16b
-	adrp	x9, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	eor	v0.16b, v0.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	ext	v4.16b, v3.16b, v0.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
-	eor	v2.16b, v2.16b, v4.16b
-	ext	v4.16b, v0.16b, v3.16b, #8
-	dup	v0.2d, v2.d[0]
-	ext	v2.16b, v2.16b, v2.16b, #8
-	ushl	v3.2d, v0.2d, v5.2d
-	ushl	v16.2d, v0.2d, v6.2d
-	ushl	v0.2d, v0.2d, v7.2d
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v0.16b, v3.16b, v0.16b
-	dup	v2.2d, v0.d[0]
-	ext	v0.16b, v0.16b, v0.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v0.16b, v2.16b, v0.16b
-	eor	v0.16b, v3.16b, v0.16b
-	eor	v0.16b, v0.16b, v1.16b
-	add	x1, x1, #128
-	sub	x2, x2, #128
-	b	.Laesgen_neon_tbl_gcm_r2_seal_hash8
-.Laesgen_neon_tbl_gcm_r2_seal_hashed8:
-.Laesgen_neon_tbl_gcm_r2_seal_hash1:
-	cmp	x2, #16
-	b.lo	.Laesgen_neon_tbl_gcm_r2_seal_hashed1
-	add	x9, x19, #1216
-	add	x10, x19, #2240
-	ldr	q1, [x1]
-	ldr	q2, [x9, #240]
-	ldr	d3, [x10, #120]
-	movi	v4.2d, #0x0000000000000000
-	ldr	q5, [x9, #112]
-	rev64	v1.16b, v1.16b
-	ldr	d6, [x10, #56]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	ldr	q0, [x9, #368]
-	ext	v7.16b, v1.16b, v1.16b, #8
-	pmull	v16.8h, v2.8b, v1.8b
-	eor	v7.16b, v7.16b, v1.16b
-	ldr	d17, [x10, #184]
-	pmull	v3.8h, v3.8b, v7.8b
-	pmull2	v2.8h, v2.16b, v1.16b
-	ext	v18.16b, v4.16b, v16.16b, #14
-	ext	v16.16b, v16.16b, v4.16b, #14
-	ext	v19.16b, v4.16b, v3.16b, #14
-	ext	v3.16b, v3.16b, v4.16b, #14
-	pmull	v20.8h, v0.8b, v1.8b
-	pmull	v17.8h, v17.8b, v7.8b
-	ext	v18.16b, v18.16b, v4.16b, #1
-	ext	v16.16b, v4.16b, v16.16b, #9
-	ext	v21.16b, v4.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v4.16b, #14
-	ext	v19.16b, v19.16b, v4.16b, #1
-	ext	v3.16b, v4.16b, v3.16b, #9
-	pmull2	v0.8h, v0.16b, v1.16b
-	pmull	v22.8h, v5.8b, v1.8b
-	ext	v23.16b, v4.16b, v20.16b, #12
-	pmull	v6.8h, v6.8b, v7.8b
-	eor	v16.16b, v18.16b, v16.16b
-	ext	v18.16b, v21.16b, v4.16b, #1
-	ext	v2.16b, v4.16b, v2.16b, #9
-	eor	v3.16b, v19.16b, v3.16b
-	pmull2	v5.8h, v5.16b, v1.16b
-	ext	v19.16b, v20.16b, v4.16b, #12
-	ext	v20.16b, v4.16b, v17.16b, #12
-	ext	v21.16b, v23.16b, v4.16b, #2
-	ext	v19.16b, v4.16b, v19.16b, #10
-	ext	v23.16b, v4.16b, v0.16b, #12
-	ext	v0.16b, v0.16b, v4.16b, #12
-	ext	v20.16b, v20.16b, v4.16b, #2
-	eor	v16.16b, v22.16b, v16.16b
-	ldr	q22, [x9, #496]
-	ext	v17.16b, v17.16b, v4.16b, #12
-	eor	v2.16b, v18.16b, v2.16b
-	ext	v17.16b, v4.16b, v17.16b, #10
-	eor	v3.16b, v6.16b, v3.16b
-	pmull	v6.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v4.16b, #2
-	ext	v0.16b, v4.16b, v0.16b, #10
-	eor	v17.16b, v20.16b, v17.16b
-	eor	v2.16b, v5.16b, v2.16b
-	ldr	d5, [x10, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v4.16b, v6.16b, #10
-	ext	v6.16b, v6.16b, v4.16b, #10
-	ext	v21.16b, v21.16b, v4.16b, #3
-	pmull	v5.8h, v5.8b, v7.8b
-	ext	v6.16b, v4.16b, v6.16b, #11
-	ext	v22.16b, v4.16b, v5.16b, #10
-	ext	v23.16b, v4.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v4.16b, #10
-	ext	v22.16b, v22.16b, v4.16b, #3
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q18, [x9, #624]
-	ext	v5.16b, v5.16b, v4.16b, #10
-	eor	v0.16b, v19.16b, v0.16b
-	ext	v5.16b, v4.16b, v5.16b, #11
-	eor	v3.16b, v3.16b, v17.16b
-	pmull	v17.8h, v18.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v19.16b, v23.16b, v4.16b, #3
-	ext	v20.16b, v4.16b, v20.16b, #11
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v0.16b, v2.16b, v0.16b
-	ldr	d2, [x10, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v4.16b, v17.16b, #8
-	ext	v17.16b, v17.16b, v4.16b, #8
-	ext	v21.16b, v21.16b, v4.16b, #4
-	pmull	v2.8h, v2.8b, v7.8b
-	ext	v17.16b, v4.16b, v17.16b, #12
-	ext	v22.16b, v4.16b, v2.16b, #8
-	ext	v23.16b, v4.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v4.16b, #8
-	ext	v22.16b, v22.16b, v4.16b, #4
-	eor	v6.16b, v16.16b, v6.16b
-	ldr	q16, [x9, #752]
-	ext	v2.16b, v2.16b, v4.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v2.16b, v4.16b, v2.16b, #12
-	eor	v3.16b, v3.16b, v5.16b
-	pmull	v5.8h, v16.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v20.16b, v23.16b, v4.16b, #4
-	ext	v18.16b, v4.16b, v18.16b, #12
-	eor	v2.16b, v22.16b, v2.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x10, #376]
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v21.16b, v4.16b, v5.16b, #6
-	ext	v5.16b, v5.16b, v4.16b, #6
-	ext	v21.16b, v21.16b, v4.16b, #5
-	pmull	v19.8h, v19.8b, v7.8b
-	ext	v5.16b, v4.16b, v5.16b, #13
-	ext	v22.16b, v4.16b, v19.16b, #6
-	ext	v23.16b, v4.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v4.16b, #6
-	ext	v22.16b, v22.16b, v4.16b, #5
-	eor	v6.16b, v6.16b, v17.16b
-	ldr	q17, [x9, #880]
-	ext	v19.16b, v19.16b, v4.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v4.16b, v19.16b, #13
-	eor	v2.16b, v3.16b, v2.16b
-	pmull	v3.8h, v17.8b, v1.8b
-	eor	v5.16b, v21.16b, v5.16b
-	ext	v20.16b, v23.16b, v4.16b, #5
-	ext	v16.16b, v4.16b, v16.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x10, #440]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v4.16b, v3.16b, #4
-	ext	v3.16b, v3.16b, v4.16b, #4
-	ext	v21.16b, v21.16b, v4.16b, #6
-	pmull	v18.8h, v18.8b, v7.8b
-	ext	v3.16b, v4.16b, v3.16b, #14
-	ext	v22.16b, v4.16b, v18.16b, #4
-	ext	v23.16b, v4.16b, v17.16b, #4
-	ext	v17.16b, v17.16b, v4.16b, #4
-	ext	v22.16b, v22.16b, v4.16b, #6
-	eor	v5.16b, v6.16b, v5.16b
-	ldr	q6, [x9, #1008]
-	ext	v18.16b, v18.16b, v4.16b, #4
-	eor	v16.16b, v20.16b, v16.16b
-	ext	v18.16b, v4.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v6.8b, v1.8b
-	eor	v3.16b, v21.16b, v3.16b
-	ext	v20.16b, v23.16b, v4.16b, #6
-	ext	v17.16b, v4.16b, v17.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v16.16b
-	ldr	d16, [x10, #504]
-	pmull2	v1.8h, v6.16b, v1.16b
-	ext	v6.16b, v4.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v4.16b, #2
-	ext	v6.16b, v6.16b, v4.16b, #7
-	pmull	v7.8h, v16.8b, v7.8b
-	ext	v16.16b, v4.16b, v19.16b, #15
-	ext	v19.16b, v4.16b, v7.16b, #2
-	ext	v21.16b, v4.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v4.16b, #2
-	ext	v19.16b, v19.16b, v4.16b, #7
-	eor	v3.16b, v5.16b, v3.16b
-	ext	v5.16b, v7.16b, v4.16b, #2
-	eor	v7.16b, v20.16b, v17.16b
-	ext	v5.16b, v4.16b, v5.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v6.16b, v6.16b, v16.16b
-	ext	v16.16b, v21.16b, v4.16b, #7
-	ext	v1.16b, v4.16b, v1.16b, #15
-	eor	v4.16b, v19.16b, v5.16b
-	eor	v0.16b, v0.16b, v7.16b
-	eor	v3.16b, v3.16b, v6.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	adrp	x9, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	ext	v4.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
-	eor	v3.16b, v3.16b, v4.16b
-	ext	v4.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v3.d[0]
-	ext	v2.16b, v3.16b, v3.16b, #8
-	ushl	v3.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	add	x1, x1, #16
-	sub	x2, x2, #16
-	b	.Laesgen_neon_tbl_gcm_r2_seal_hash1
-.Laesgen_neon_tbl_gcm_r2_seal_hashed1:
-	cbz	x2, .Laesgen_neon_tbl_gcm_r2_seal_absorbed
-	add	x9, x19, #2800
-	tbz	x2, #3, .Laesgen_neon_tbl_gcm_r2_seal_no8_2
-	ldr	x10, [x1]
-	str	x10, [x9]
-	add	x1, x1, #8
-	add	x9, x9, #8
-.Laesgen_neon_tbl_gcm_r2_seal_no8_2:
-	tbz	x2, #2, .Laesgen_neon_tbl_gcm_r2_seal_no4_2
-	ldr	w10, [x1]
-	str	w10, [x9]
-	add	x1, x1, #4
-	add	x9, x9, #4
-.Laesgen_neon_tbl_gcm_r2_seal_no4_2:
-	tbz	x2, #1, .Laesgen_neon_tbl_gcm_r2_seal_no2_2
-	ldrb	w10, [x1]
-	strb	w10, [x9]
-	ldrb	w10, [x1, #1]
-	strb	w10, [x9, #1]
-	add	x1, x1, #2
-	add	x9, x9, #2
-.Laesgen_neon_tbl_gcm_r2_seal_no2_2:
-	tbz	x2, #0, .Laesgen_neon_tbl_gcm_r2_seal_no1_2
-	ldrb	w10, [x1]
-	strb	w10, [x9]
-.Laesgen_neon_tbl_gcm_r2_seal_no1_2:
-.Laesgen_neon_tbl_gcm_r2_seal_absorbed:
-	str	q0, [x19, #2784]
-	ldr	q0, [x19, #2784]
-	ldr	x1, [x19, #2856]
-	and	x1, x1, #15
-	cbz	x1, .Laesgen_neon_tbl_gcm_r2_seal_flushed
-	ldr	q1, [x19, #2800]
-	rev64	v1.16b, v1.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	add	x1, x19, #1216
-	add	x2, x19, #2240
-	ldr	q0, [x1, #240]
-	ldr	d2, [x2, #120]
-	ext	v3.16b, v1.16b, v1.16b, #8
-	ldr	q4, [x1, #368]
-	eor	v3.16b, v3.16b, v1.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x2, #184]
-	pmull	v7.8h, v0.8b, v1.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x1, #112]
-	ldr	d17, [x2, #56]
-	pmull2	v0.8h, v0.16b, v1.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v1.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v0.16b, #14
-	ext	v0.16b, v0.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v1.16b
-	pmull	v22.8h, v16.8b, v1.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v0.16b, v5.16b, v0.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x1, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v0.16b, v18.16b, v0.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v0.16b, v16.16b, v0.16b
-	ldr	d16, [x2, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x1, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v0.16b, v0.16b, v4.16b
-	ldr	d4, [x2, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x1, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x2, #376]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x1, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v1.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x2, #440]
-	pmull2	v7.8h, v7.16b, v1.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x1, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v1.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v17.16b
-	ldr	d17, [x2, #504]
-	pmull2	v1.8h, v16.16b, v1.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v1.16b, v5.16b, v1.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #2800]
-.Laesgen_neon_tbl_gcm_r2_seal_flushed:
-	fmov	d1, x8
-	eor	v0.16b, v0.16b, v1.16b
-	add	x1, x19, #1216
-	add	x2, x19, #2240
-	ldr	q1, [x1, #240]
-	ldr	d2, [x2, #120]
-	ext	v3.16b, v0.16b, v0.16b, #8
-	ldr	q4, [x1, #368]
-	eor	v3.16b, v3.16b, v0.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x2, #184]
-	pmull	v7.8h, v1.8b, v0.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x1, #112]
-	ldr	d17, [x2, #56]
-	pmull2	v1.8h, v1.16b, v0.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v0.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v1.16b, #14
-	ext	v1.16b, v1.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v0.16b
-	pmull	v22.8h, v16.8b, v0.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v1.16b, v5.16b, v1.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v0.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x1, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v1.16b, v18.16b, v1.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v0.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v1.16b, v16.16b, v1.16b
-	ldr	d16, [x2, #248]
-	pmull2	v20.8h, v22.16b, v0.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x1, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v0.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v1.16b, v1.16b, v4.16b
-	ldr	d4, [x2, #312]
-	pmull2	v18.8h, v18.16b, v0.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x1, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v0.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v1.16b, v1.16b, v19.16b
-	ldr	d19, [x2, #376]
-	pmull2	v17.8h, v17.16b, v0.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x1, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v0.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v1.16b, v1.16b, v18.16b
-	ldr	d18, [x2, #440]
-	pmull2	v7.8h, v7.16b, v0.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x1, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v0.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v1.16b, v1.16b, v17.16b
-	ldr	d17, [x2, #504]
-	pmull2	v0.8h, v16.16b, v0.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v0.16b, #2
-	ext	v0.16b, v0.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v0.16b, v5.16b, v0.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v0.16b, v16.16b, v0.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v1.16b, v0.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	rev64	v0.16b, v0.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #2784]
-	str	xzr, [x19, #2856]
-.Laesgen_neon_tbl_gcm_r2_seal_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
@@ -6601,9 +5074,6 @@ aesgen_neon_tbl_gcm_r2_seal:
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
 	str	x1, [x19, #2880]
-	ldr	x1, [x19, #2872]
-	cmp	x1, #0
-	b.ne	.Laesgen_neon_tbl_gcm_r2_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -9208,6 +7678,3677 @@ aesgen_neon_tbl_gcm_r2_seal:
 	b	.Laesgen_neon_tbl_gcm_r2_seal_aes_j0_done
 .Laesgen_neon_tbl_gcm_r2_seal_aes_j0_done:
 	str	q0, [x19, #2752]
+	b	.Laesgen_neon_tbl_gcm_r2_seal_have_j0
+.Laesgen_neon_tbl_gcm_r2_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #2872]
+	lsl	x8, x2, #3
+	ldr	q0, [x19, #2784]
+	ldr	x9, [x19, #2856]
+	ldr	x10, [x19, #2856]
+	add	x10, x10, x2
+	str	x10, [x19, #2856]
+	and	x9, x9, #15
+	cbz	x9, .Laesgen_neon_tbl_gcm_r2_seal_whole
+	mov	x10, #16
+	sub	x10, x10, x9
+	cmp	x10, x2
+	b.ls	.Laesgen_neon_tbl_gcm_r2_seal_keep
+	mov	x10, x2
+.Laesgen_neon_tbl_gcm_r2_seal_keep:
+	add	x12, x19, #2800
+	add	x12, x12, x9
+	mov	x11, x1
+	tbz	x10, #3, .Laesgen_neon_tbl_gcm_r2_seal_no8
+	ldr	x13, [x11]
+	str	x13, [x12]
+	add	x11, x11, #8
+	add	x12, x12, #8
+.Laesgen_neon_tbl_gcm_r2_seal_no8:
+	tbz	x10, #2, .Laesgen_neon_tbl_gcm_r2_seal_no4
+	ldr	w13, [x11]
+	str	w13, [x12]
+	add	x11, x11, #4
+	add	x12, x12, #4
+.Laesgen_neon_tbl_gcm_r2_seal_no4:
+	tbz	x10, #1, .Laesgen_neon_tbl_gcm_r2_seal_no2
+	ldrb	w13, [x11]
+	strb	w13, [x12]
+	ldrb	w13, [x11, #1]
+	strb	w13, [x12, #1]
+	add	x11, x11, #2
+	add	x12, x12, #2
+.Laesgen_neon_tbl_gcm_r2_seal_no2:
+	tbz	x10, #0, .Laesgen_neon_tbl_gcm_r2_seal_no1
+	ldrb	w13, [x11]
+	strb	w13, [x12]
+.Laesgen_neon_tbl_gcm_r2_seal_no1:
+	add	x1, x1, x10
+	sub	x2, x2, x10
+	add	x9, x9, x10
+	cmp	x9, #16
+	b.ne	.Laesgen_neon_tbl_gcm_r2_seal_absorbed
+	ldr	q1, [x19, #2800]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	add	x9, x19, #1216
+	add	x10, x19, #2240
+	ldr	q0, [x9, #240]
+	ldr	d2, [x10, #120]
+	ext	v3.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x9, #368]
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x10, #184]
+	pmull	v7.8h, v0.8b, v1.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x9, #112]
+	ldr	d17, [x10, #56]
+	pmull2	v0.8h, v0.16b, v1.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v1.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v0.16b, #14
+	ext	v0.16b, v0.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v1.16b
+	pmull	v22.8h, v16.8b, v1.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v0.16b, v5.16b, v0.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x9, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v0.16b, v18.16b, v0.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v0.16b, v16.16b, v0.16b
+	ldr	d16, [x10, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x9, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v0.16b, v0.16b, v4.16b
+	ldr	d4, [x10, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x9, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x10, #376]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x9, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v1.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x10, #440]
+	pmull2	v7.8h, v7.16b, v1.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x9, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v1.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v17.16b
+	ldr	d17, [x10, #504]
+	pmull2	v1.8h, v16.16b, v1.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v1.16b, v5.16b, v1.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x9, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x19, #2800]
+.Laesgen_neon_tbl_gcm_r2_seal_whole:
+.Laesgen_neon_tbl_gcm_r2_seal_hash8:
+	cmp	x2, #128
+	b.lo	.Laesgen_neon_tbl_gcm_r2_seal_hashed8
+	add	x9, x19, #1216
+	add	x10, x19, #2240
+	ldp	q1, q2, [x1]
+	ldp	q3, q4, [x1, #32]
+	ldp	q5, q6, [x1, #64]
+	ldp	q7, q16, [x1, #96]
+	ldp	q17, q18, [x9]
+	rev64	v1.16b, v1.16b
+	rev64	v2.16b, v2.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	rev64	v3.16b, v3.16b
+	rev64	v4.16b, v4.16b
+	rev64	v5.16b, v5.16b
+	rev64	v6.16b, v6.16b
+	rev64	v7.16b, v7.16b
+	rev64	v16.16b, v16.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
+	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v4.16b, v4.16b, v4.16b, #8
+	ext	v5.16b, v5.16b, v5.16b, #8
+	ext	v6.16b, v6.16b, v6.16b, #8
+	ext	v7.16b, v7.16b, v7.16b, #8
+	ext	v16.16b, v16.16b, v16.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	trn1	v0.2d, v3.2d, v4.2d
+	trn1	v19.2d, v1.2d, v2.2d
+	trn2	v20.2d, v1.2d, v2.2d
+	trn2	v21.2d, v3.2d, v4.2d
+	trn1	v22.2d, v5.2d, v6.2d
+	trn2	v23.2d, v5.2d, v6.2d
+	trn1	v24.2d, v7.2d, v16.2d
+	trn2	v25.2d, v7.2d, v16.2d
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v0.16b, v0.16b, v21.16b
+	eor	v20.16b, v22.16b, v23.16b
+	eor	v21.16b, v24.16b, v25.16b
+	ldp	q22, q23, [x9, #32]
+	ldp	q24, q25, [x9, #64]
+	ldp	q26, q27, [x9, #96]
+	movi	v28.2d, #0x0000000000000000
+	pmull	v29.8h, v17.8b, v1.8b
+	pmull	v30.8h, v18.8b, v2.8b
+	pmull	v31.8h, v22.8b, v3.8b
+	pmull	v8.8h, v23.8b, v4.8b
+	pmull	v9.8h, v24.8b, v5.8b
+	pmull	v10.8h, v25.8b, v6.8b
+	pmull	v11.8h, v26.8b, v7.8b
+	pmull2	v17.8h, v17.16b, v1.16b
+	pmull2	v18.8h, v18.16b, v2.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ldr	q30, [x10]
+	pmull2	v22.8h, v22.16b, v3.16b
+	pmull2	v23.8h, v23.16b, v4.16b
+	eor	v31.16b, v31.16b, v8.16b
+	pmull	v8.8h, v27.8b, v16.8b
+	pmull2	v24.8h, v24.16b, v5.16b
+	pmull2	v25.8h, v25.16b, v6.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull2	v10.8h, v30.16b, v19.16b
+	pmull	v30.8h, v30.8b, v19.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v27.8h, v27.16b, v16.16b
+	eor	v8.16b, v11.16b, v8.16b
+	eor	v30.16b, v10.16b, v30.16b
+	eor	v17.16b, v17.16b, v18.16b
+	ldr	q18, [x10, #16]
+	ldr	q10, [x10, #32]
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v25.16b
+	pmull2	v24.8h, v18.16b, v0.16b
+	pmull	v18.8h, v18.8b, v0.8b
+	pmull2	v25.8h, v10.16b, v20.16b
+	pmull	v31.8h, v10.8b, v20.8b
+	eor	v18.16b, v24.16b, v18.16b
+	eor	v24.16b, v25.16b, v31.16b
+	eor	v25.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v27.16b
+	eor	v18.16b, v30.16b, v18.16b
+	eor	v17.16b, v17.16b, v22.16b
+	ldp	q22, q27, [x9, #128]
+	ldp	q30, q31, [x9, #160]
+	ldr	q8, [x10, #48]
+	eor	v25.16b, v29.16b, v25.16b
+	eor	v23.16b, v23.16b, v26.16b
+	pmull	v26.8h, v22.8b, v1.8b
+	pmull	v29.8h, v27.8b, v2.8b
+	pmull	v9.8h, v30.8b, v3.8b
+	pmull	v10.8h, v31.8b, v4.8b
+	pmull2	v22.8h, v22.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v26.16b, v26.16b, v29.16b
+	pmull2	v29.8h, v30.16b, v3.16b
+	pmull2	v30.8h, v31.16b, v4.16b
+	eor	v22.16b, v22.16b, v27.16b
+	pmull2	v27.8h, v8.16b, v21.16b
+	pmull	v31.8h, v8.8b, v21.8b
+	eor	v17.16b, v17.16b, v23.16b
+	ldp	q23, q8, [x9, #192]
+	eor	v9.16b, v9.16b, v10.16b
+	ldp	q10, q11, [x9, #224]
+	eor	v26.16b, v26.16b, v9.16b
+	eor	v29.16b, v29.16b, v30.16b
+	pmull	v30.8h, v23.8b, v5.8b
+	pmull	v9.8h, v8.8b, v6.8b
+	pmull2	v23.8h, v23.16b, v5.16b
+	pmull2	v8.8h, v8.16b, v6.16b
+	eor	v30.16b, v30.16b, v9.16b
+	pmull	v9.8h, v10.8b, v7.8b
+	pmull2	v10.8h, v10.16b, v7.16b
+	eor	v23.16b, v23.16b, v8.16b
+	pmull	v8.8h, v11.8b, v16.8b
+	pmull2	v11.8h, v11.16b, v16.16b
+	eor	v8.16b, v9.16b, v8.16b
+	eor	v22.16b, v22.16b, v29.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v29.16b, v30.16b, v8.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v18.16b, v18.16b, v24.16b
+	ldr	q24, [x10, #64]
+	ldr	q27, [x10, #80]
+	ldr	q29, [x10, #96]
+	ldr	q30, [x10, #112]
+	eor	v31.16b, v10.16b, v11.16b
+	pmull2	v8.8h, v24.16b, v19.16b
+	pmull	v24.8h, v24.8b, v19.8b
+	pmull2	v9.8h, v27.16b, v0.16b
+	pmull	v27.8h, v27.8b, v0.8b
+	pmull2	v10.8h, v29.16b, v20.16b
+	pmull	v29.8h, v29.8b, v20.8b
+	pmull2	v11.8h, v30.16b, v21.16b
+	pmull	v30.8h, v30.8b, v21.8b
+	eor	v24.16b, v8.16b, v24.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v29.16b, v10.16b, v29.16b
+	eor	v30.16b, v11.16b, v30.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v29.16b, v30.16b
+	eor	v23.16b, v23.16b, v31.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	ldp	q23, q27, [x9, #256]
+	ldp	q29, q30, [x9, #288]
+	ext	v31.16b, v28.16b, v26.16b, #14
+	ext	v26.16b, v26.16b, v28.16b, #14
+	ext	v8.16b, v28.16b, v24.16b, #14
+	pmull	v9.8h, v23.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v23.8h, v23.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v23.16b, v23.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v24.16b, v24.16b, v28.16b, #14
+	ext	v30.16b, v31.16b, v28.16b, #1
+	ldp	q31, q9, [x9, #320]
+	eor	v23.16b, v23.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #9
+	ext	v29.16b, v28.16b, v22.16b, #14
+	ext	v22.16b, v22.16b, v28.16b, #14
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #1
+	ext	v24.16b, v28.16b, v24.16b, #9
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #1
+	ext	v22.16b, v28.16b, v22.16b, #9
+	eor	v24.16b, v8.16b, v24.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x9, #352]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v22.16b, v29.16b, v22.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v24.16b
+	eor	v17.16b, v17.16b, v22.16b
+	ldr	q22, [x10, #128]
+	ldr	q24, [x10, #144]
+	ldr	q9, [x10, #160]
+	ldr	q10, [x10, #176]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v24.16b, v0.16b
+	pmull	v24.8h, v24.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v24.16b, v8.16b, v24.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v24.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v23.16b, v23.16b, v26.16b
+	ldp	q24, q26, [x9, #384]
+	ldp	q29, q30, [x9, #416]
+	ext	v31.16b, v28.16b, v27.16b, #12
+	ext	v27.16b, v27.16b, v28.16b, #12
+	ext	v8.16b, v28.16b, v22.16b, #12
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v26.8h, v26.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v26.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #12
+	ext	v30.16b, v31.16b, v28.16b, #2
+	ldp	q31, q9, [x9, #448]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v27.16b, v28.16b, v27.16b, #10
+	ext	v29.16b, v28.16b, v23.16b, #12
+	ext	v23.16b, v23.16b, v28.16b, #12
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #2
+	ext	v22.16b, v28.16b, v22.16b, #10
+	eor	v27.16b, v30.16b, v27.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #2
+	ext	v23.16b, v28.16b, v23.16b, #10
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v27.16b
+	ldp	q27, q31, [x9, #480]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v27.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x10, #192]
+	ldr	q23, [x10, #208]
+	ldr	q9, [x10, #224]
+	ldr	q10, [x10, #240]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v27.8h, v27.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	ldp	q24, q27, [x9, #512]
+	ldp	q29, q30, [x9, #544]
+	ext	v31.16b, v28.16b, v26.16b, #10
+	ext	v26.16b, v26.16b, v28.16b, #10
+	ext	v8.16b, v28.16b, v22.16b, #10
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #10
+	ext	v30.16b, v31.16b, v28.16b, #3
+	ldp	q31, q9, [x9, #576]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #11
+	ext	v29.16b, v28.16b, v23.16b, #10
+	ext	v23.16b, v23.16b, v28.16b, #10
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #3
+	ext	v22.16b, v28.16b, v22.16b, #11
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #3
+	ext	v23.16b, v28.16b, v23.16b, #11
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x9, #608]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x10, #256]
+	ldr	q23, [x10, #272]
+	ldr	q9, [x10, #288]
+	ldr	q10, [x10, #304]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v26.16b
+	ldp	q24, q26, [x9, #640]
+	ldp	q29, q30, [x9, #672]
+	ext	v31.16b, v28.16b, v27.16b, #8
+	ext	v27.16b, v27.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v22.16b, #8
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v26.8h, v26.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v26.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #8
+	ext	v30.16b, v31.16b, v28.16b, #4
+	ldp	q31, q9, [x9, #704]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v27.16b, v28.16b, v27.16b, #12
+	ext	v29.16b, v28.16b, v23.16b, #8
+	ext	v23.16b, v23.16b, v28.16b, #8
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #4
+	ext	v22.16b, v28.16b, v22.16b, #12
+	eor	v27.16b, v30.16b, v27.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #4
+	ext	v23.16b, v28.16b, v23.16b, #12
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v27.16b
+	ldp	q27, q31, [x9, #736]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v27.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x10, #320]
+	ldr	q23, [x10, #336]
+	ldr	q9, [x10, #352]
+	ldr	q10, [x10, #368]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v27.8h, v27.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	ldp	q24, q27, [x9, #768]
+	ldp	q29, q30, [x9, #800]
+	ext	v31.16b, v28.16b, v26.16b, #6
+	ext	v26.16b, v26.16b, v28.16b, #6
+	ext	v8.16b, v28.16b, v22.16b, #6
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #6
+	ext	v30.16b, v31.16b, v28.16b, #5
+	ldp	q31, q9, [x9, #832]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #13
+	ext	v29.16b, v28.16b, v23.16b, #6
+	ext	v23.16b, v23.16b, v28.16b, #6
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #5
+	ext	v22.16b, v28.16b, v22.16b, #13
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #5
+	ext	v23.16b, v28.16b, v23.16b, #13
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x9, #864]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x10, #384]
+	ldr	q23, [x10, #400]
+	ldr	q9, [x10, #416]
+	ldr	q10, [x10, #432]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v26.16b
+	ldp	q24, q26, [x9, #896]
+	ldp	q29, q30, [x9, #928]
+	ext	v31.16b, v28.16b, v27.16b, #4
+	ext	v27.16b, v27.16b, v28.16b, #4
+	ext	v8.16b, v28.16b, v22.16b, #4
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v1.8h, v24.16b, v1.16b
+	pmull	v24.8h, v30.8b, v4.8b
+	pmull2	v2.8h, v26.16b, v2.16b
+	eor	v26.16b, v9.16b, v10.16b
+	pmull2	v3.8h, v29.16b, v3.16b
+	pmull2	v4.8h, v30.16b, v4.16b
+	eor	v24.16b, v11.16b, v24.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v2.16b, v26.16b, v24.16b
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v22.16b, v28.16b, #4
+	ext	v22.16b, v31.16b, v28.16b, #6
+	ldp	q24, q26, [x9, #960]
+	eor	v1.16b, v1.16b, v3.16b
+	ext	v3.16b, v28.16b, v27.16b, #14
+	ext	v27.16b, v28.16b, v23.16b, #4
+	ext	v23.16b, v23.16b, v28.16b, #4
+	pmull	v29.8h, v24.8b, v5.8b
+	ext	v30.16b, v8.16b, v28.16b, #6
+	ext	v4.16b, v28.16b, v4.16b, #14
+	eor	v3.16b, v22.16b, v3.16b
+	pmull2	v5.8h, v24.16b, v5.16b
+	ext	v22.16b, v27.16b, v28.16b, #6
+	ext	v23.16b, v28.16b, v23.16b, #14
+	eor	v4.16b, v30.16b, v4.16b
+	eor	v3.16b, v25.16b, v3.16b
+	ldp	q24, q25, [x9, #992]
+	pmull	v27.8h, v26.8b, v6.8b
+	pmull2	v6.8h, v26.16b, v6.16b
+	eor	v26.16b, v29.16b, v27.16b
+	eor	v5.16b, v5.16b, v6.16b
+	eor	v6.16b, v22.16b, v23.16b
+	pmull	v22.8h, v24.8b, v7.8b
+	eor	v4.16b, v18.16b, v4.16b
+	eor	v6.16b, v17.16b, v6.16b
+	ldr	q17, [x10, #448]
+	ldr	q18, [x10, #464]
+	ldr	q23, [x10, #480]
+	ldr	q27, [x10, #496]
+	pmull	v29.8h, v25.8b, v16.8b
+	pmull2	v30.8h, v17.16b, v19.16b
+	pmull	v17.8h, v17.8b, v19.8b
+	pmull2	v19.8h, v18.16b, v0.16b
+	pmull	v0.8h, v18.8b, v0.8b
+	pmull2	v18.8h, v23.16b, v20.16b
+	pmull	v20.8h, v23.8b, v20.8b
+	pmull2	v23.8h, v27.16b, v21.16b
+	pmull	v21.8h, v27.8b, v21.8b
+	pmull2	v7.8h, v24.16b, v7.16b
+	pmull2	v16.8h, v25.16b, v16.16b
+	eor	v22.16b, v22.16b, v29.16b
+	eor	v17.16b, v30.16b, v17.16b
+	eor	v0.16b, v19.16b, v0.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v19.16b, v23.16b, v21.16b
+	eor	v20.16b, v26.16b, v22.16b
+	eor	v7.16b, v7.16b, v16.16b
+	eor	v0.16b, v17.16b, v0.16b
+	eor	v16.16b, v18.16b, v19.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v5.16b, v5.16b, v7.16b
+	eor	v0.16b, v0.16b, v16.16b
+	eor	v1.16b, v1.16b, v5.16b
+	ext	v5.16b, v28.16b, v2.16b, #2
+	ext	v2.16b, v2.16b, v28.16b, #2
+	ext	v7.16b, v28.16b, v0.16b, #2
+	ext	v0.16b, v0.16b, v28.16b, #2
+	ext	v5.16b, v5.16b, v28.16b, #7
+	ext	v2.16b, v28.16b, v2.16b, #15
+	ext	v16.16b, v28.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v28.16b, #2
+	ext	v7.16b, v7.16b, v28.16b, #7
+	ext	v0.16b, v28.16b, v0.16b, #15
+	eor	v2.16b, v5.16b, v2.16b
+	ext	v5.16b, v16.16b, v28.16b, #7
+	ext	v1.16b, v28.16b, v1.16b, #15
+	eor	v0.16b, v7.16b, v0.16b
+	eor	v2.16b, v3.16b, v2.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v0.16b, v4.16b, v0.16b
+	eor	v1.16b, v6.16b, v1.16b
+	eor	v0.16b, v0.16b, v2.16b
+	adrp	x9, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	eor	v0.16b, v0.16b, v1.16b
+	movi	v3.2d, #0x0000000000000000
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	ext	v4.16b, v3.16b, v0.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v0.16b, v3.16b, #8
+	dup	v0.2d, v2.d[0]
+	ext	v2.16b, v2.16b, v2.16b, #8
+	ushl	v3.2d, v0.2d, v5.2d
+	ushl	v16.2d, v0.2d, v6.2d
+	ushl	v0.2d, v0.2d, v7.2d
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v0.16b, v0.16b, v2.16b
+	eor	v1.16b, v1.16b, v4.16b
+	eor	v0.16b, v3.16b, v0.16b
+	dup	v2.2d, v0.d[0]
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v0.16b, v2.16b, v0.16b
+	eor	v0.16b, v3.16b, v0.16b
+	eor	v0.16b, v0.16b, v1.16b
+	add	x1, x1, #128
+	sub	x2, x2, #128
+	b	.Laesgen_neon_tbl_gcm_r2_seal_hash8
+.Laesgen_neon_tbl_gcm_r2_seal_hashed8:
+.Laesgen_neon_tbl_gcm_r2_seal_hash1:
+	cmp	x2, #16
+	b.lo	.Laesgen_neon_tbl_gcm_r2_seal_hashed1
+	add	x9, x19, #1216
+	add	x10, x19, #2240
+	ldr	q1, [x1]
+	ldr	q2, [x9, #240]
+	ldr	d3, [x10, #120]
+	movi	v4.2d, #0x0000000000000000
+	ldr	q5, [x9, #112]
+	rev64	v1.16b, v1.16b
+	ldr	d6, [x10, #56]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	ldr	q0, [x9, #368]
+	ext	v7.16b, v1.16b, v1.16b, #8
+	pmull	v16.8h, v2.8b, v1.8b
+	eor	v7.16b, v7.16b, v1.16b
+	ldr	d17, [x10, #184]
+	pmull	v3.8h, v3.8b, v7.8b
+	pmull2	v2.8h, v2.16b, v1.16b
+	ext	v18.16b, v4.16b, v16.16b, #14
+	ext	v16.16b, v16.16b, v4.16b, #14
+	ext	v19.16b, v4.16b, v3.16b, #14
+	ext	v3.16b, v3.16b, v4.16b, #14
+	pmull	v20.8h, v0.8b, v1.8b
+	pmull	v17.8h, v17.8b, v7.8b
+	ext	v18.16b, v18.16b, v4.16b, #1
+	ext	v16.16b, v4.16b, v16.16b, #9
+	ext	v21.16b, v4.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v4.16b, #14
+	ext	v19.16b, v19.16b, v4.16b, #1
+	ext	v3.16b, v4.16b, v3.16b, #9
+	pmull2	v0.8h, v0.16b, v1.16b
+	pmull	v22.8h, v5.8b, v1.8b
+	ext	v23.16b, v4.16b, v20.16b, #12
+	pmull	v6.8h, v6.8b, v7.8b
+	eor	v16.16b, v18.16b, v16.16b
+	ext	v18.16b, v21.16b, v4.16b, #1
+	ext	v2.16b, v4.16b, v2.16b, #9
+	eor	v3.16b, v19.16b, v3.16b
+	pmull2	v5.8h, v5.16b, v1.16b
+	ext	v19.16b, v20.16b, v4.16b, #12
+	ext	v20.16b, v4.16b, v17.16b, #12
+	ext	v21.16b, v23.16b, v4.16b, #2
+	ext	v19.16b, v4.16b, v19.16b, #10
+	ext	v23.16b, v4.16b, v0.16b, #12
+	ext	v0.16b, v0.16b, v4.16b, #12
+	ext	v20.16b, v20.16b, v4.16b, #2
+	eor	v16.16b, v22.16b, v16.16b
+	ldr	q22, [x9, #496]
+	ext	v17.16b, v17.16b, v4.16b, #12
+	eor	v2.16b, v18.16b, v2.16b
+	ext	v17.16b, v4.16b, v17.16b, #10
+	eor	v3.16b, v6.16b, v3.16b
+	pmull	v6.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v4.16b, #2
+	ext	v0.16b, v4.16b, v0.16b, #10
+	eor	v17.16b, v20.16b, v17.16b
+	eor	v2.16b, v5.16b, v2.16b
+	ldr	d5, [x10, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v4.16b, v6.16b, #10
+	ext	v6.16b, v6.16b, v4.16b, #10
+	ext	v21.16b, v21.16b, v4.16b, #3
+	pmull	v5.8h, v5.8b, v7.8b
+	ext	v6.16b, v4.16b, v6.16b, #11
+	ext	v22.16b, v4.16b, v5.16b, #10
+	ext	v23.16b, v4.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v4.16b, #10
+	ext	v22.16b, v22.16b, v4.16b, #3
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q18, [x9, #624]
+	ext	v5.16b, v5.16b, v4.16b, #10
+	eor	v0.16b, v19.16b, v0.16b
+	ext	v5.16b, v4.16b, v5.16b, #11
+	eor	v3.16b, v3.16b, v17.16b
+	pmull	v17.8h, v18.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v19.16b, v23.16b, v4.16b, #3
+	ext	v20.16b, v4.16b, v20.16b, #11
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v0.16b, v2.16b, v0.16b
+	ldr	d2, [x10, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v4.16b, v17.16b, #8
+	ext	v17.16b, v17.16b, v4.16b, #8
+	ext	v21.16b, v21.16b, v4.16b, #4
+	pmull	v2.8h, v2.8b, v7.8b
+	ext	v17.16b, v4.16b, v17.16b, #12
+	ext	v22.16b, v4.16b, v2.16b, #8
+	ext	v23.16b, v4.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v4.16b, #8
+	ext	v22.16b, v22.16b, v4.16b, #4
+	eor	v6.16b, v16.16b, v6.16b
+	ldr	q16, [x9, #752]
+	ext	v2.16b, v2.16b, v4.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v2.16b, v4.16b, v2.16b, #12
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v5.8h, v16.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v20.16b, v23.16b, v4.16b, #4
+	ext	v18.16b, v4.16b, v18.16b, #12
+	eor	v2.16b, v22.16b, v2.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x10, #376]
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v21.16b, v4.16b, v5.16b, #6
+	ext	v5.16b, v5.16b, v4.16b, #6
+	ext	v21.16b, v21.16b, v4.16b, #5
+	pmull	v19.8h, v19.8b, v7.8b
+	ext	v5.16b, v4.16b, v5.16b, #13
+	ext	v22.16b, v4.16b, v19.16b, #6
+	ext	v23.16b, v4.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v4.16b, #6
+	ext	v22.16b, v22.16b, v4.16b, #5
+	eor	v6.16b, v6.16b, v17.16b
+	ldr	q17, [x9, #880]
+	ext	v19.16b, v19.16b, v4.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v4.16b, v19.16b, #13
+	eor	v2.16b, v3.16b, v2.16b
+	pmull	v3.8h, v17.8b, v1.8b
+	eor	v5.16b, v21.16b, v5.16b
+	ext	v20.16b, v23.16b, v4.16b, #5
+	ext	v16.16b, v4.16b, v16.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x10, #440]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v4.16b, v3.16b, #4
+	ext	v3.16b, v3.16b, v4.16b, #4
+	ext	v21.16b, v21.16b, v4.16b, #6
+	pmull	v18.8h, v18.8b, v7.8b
+	ext	v3.16b, v4.16b, v3.16b, #14
+	ext	v22.16b, v4.16b, v18.16b, #4
+	ext	v23.16b, v4.16b, v17.16b, #4
+	ext	v17.16b, v17.16b, v4.16b, #4
+	ext	v22.16b, v22.16b, v4.16b, #6
+	eor	v5.16b, v6.16b, v5.16b
+	ldr	q6, [x9, #1008]
+	ext	v18.16b, v18.16b, v4.16b, #4
+	eor	v16.16b, v20.16b, v16.16b
+	ext	v18.16b, v4.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v6.8b, v1.8b
+	eor	v3.16b, v21.16b, v3.16b
+	ext	v20.16b, v23.16b, v4.16b, #6
+	ext	v17.16b, v4.16b, v17.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v16.16b
+	ldr	d16, [x10, #504]
+	pmull2	v1.8h, v6.16b, v1.16b
+	ext	v6.16b, v4.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v4.16b, #2
+	ext	v6.16b, v6.16b, v4.16b, #7
+	pmull	v7.8h, v16.8b, v7.8b
+	ext	v16.16b, v4.16b, v19.16b, #15
+	ext	v19.16b, v4.16b, v7.16b, #2
+	ext	v21.16b, v4.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v4.16b, #2
+	ext	v19.16b, v19.16b, v4.16b, #7
+	eor	v3.16b, v5.16b, v3.16b
+	ext	v5.16b, v7.16b, v4.16b, #2
+	eor	v7.16b, v20.16b, v17.16b
+	ext	v5.16b, v4.16b, v5.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v6.16b, v6.16b, v16.16b
+	ext	v16.16b, v21.16b, v4.16b, #7
+	ext	v1.16b, v4.16b, v1.16b, #15
+	eor	v4.16b, v19.16b, v5.16b
+	eor	v0.16b, v0.16b, v7.16b
+	eor	v3.16b, v3.16b, v6.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	adrp	x9, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	ext	v4.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v3.d[0]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	ushl	v3.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	add	x1, x1, #16
+	sub	x2, x2, #16
+	b	.Laesgen_neon_tbl_gcm_r2_seal_hash1
+.Laesgen_neon_tbl_gcm_r2_seal_hashed1:
+	cbz	x2, .Laesgen_neon_tbl_gcm_r2_seal_absorbed
+	add	x9, x19, #2800
+	tbz	x2, #3, .Laesgen_neon_tbl_gcm_r2_seal_no8_2
+	ldr	x10, [x1]
+	str	x10, [x9]
+	add	x1, x1, #8
+	add	x9, x9, #8
+.Laesgen_neon_tbl_gcm_r2_seal_no8_2:
+	tbz	x2, #2, .Laesgen_neon_tbl_gcm_r2_seal_no4_2
+	ldr	w10, [x1]
+	str	w10, [x9]
+	add	x1, x1, #4
+	add	x9, x9, #4
+.Laesgen_neon_tbl_gcm_r2_seal_no4_2:
+	tbz	x2, #1, .Laesgen_neon_tbl_gcm_r2_seal_no2_2
+	ldrb	w10, [x1]
+	strb	w10, [x9]
+	ldrb	w10, [x1, #1]
+	strb	w10, [x9, #1]
+	add	x1, x1, #2
+	add	x9, x9, #2
+.Laesgen_neon_tbl_gcm_r2_seal_no2_2:
+	tbz	x2, #0, .Laesgen_neon_tbl_gcm_r2_seal_no1_2
+	ldrb	w10, [x1]
+	strb	w10, [x9]
+.Laesgen_neon_tbl_gcm_r2_seal_no1_2:
+.Laesgen_neon_tbl_gcm_r2_seal_absorbed:
+	str	q0, [x19, #2784]
+	ldr	q0, [x19, #2784]
+	ldr	x1, [x19, #2856]
+	and	x1, x1, #15
+	cbz	x1, .Laesgen_neon_tbl_gcm_r2_seal_flushed
+	ldr	q1, [x19, #2800]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	add	x1, x19, #1216
+	add	x2, x19, #2240
+	ldr	q0, [x1, #240]
+	ldr	d2, [x2, #120]
+	ext	v3.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x1, #368]
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x2, #184]
+	pmull	v7.8h, v0.8b, v1.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x1, #112]
+	ldr	d17, [x2, #56]
+	pmull2	v0.8h, v0.16b, v1.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v1.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v0.16b, #14
+	ext	v0.16b, v0.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v1.16b
+	pmull	v22.8h, v16.8b, v1.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v0.16b, v5.16b, v0.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x1, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v0.16b, v18.16b, v0.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v0.16b, v16.16b, v0.16b
+	ldr	d16, [x2, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x1, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v0.16b, v0.16b, v4.16b
+	ldr	d4, [x2, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x1, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x2, #376]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x1, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v1.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x2, #440]
+	pmull2	v7.8h, v7.16b, v1.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x1, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v1.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v17.16b
+	ldr	d17, [x2, #504]
+	pmull2	v1.8h, v16.16b, v1.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v1.16b, v5.16b, v1.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x19, #2800]
+.Laesgen_neon_tbl_gcm_r2_seal_flushed:
+	fmov	d1, x8
+	eor	v0.16b, v0.16b, v1.16b
+	add	x1, x19, #1216
+	add	x2, x19, #2240
+	ldr	q1, [x1, #240]
+	ldr	d2, [x2, #120]
+	ext	v3.16b, v0.16b, v0.16b, #8
+	ldr	q4, [x1, #368]
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x2, #184]
+	pmull	v7.8h, v1.8b, v0.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x1, #112]
+	ldr	d17, [x2, #56]
+	pmull2	v1.8h, v1.16b, v0.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v0.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v1.16b, #14
+	ext	v1.16b, v1.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v0.16b
+	pmull	v22.8h, v16.8b, v0.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v1.16b, v5.16b, v1.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v0.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x1, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v1.16b, v18.16b, v1.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v0.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v1.16b, v16.16b, v1.16b
+	ldr	d16, [x2, #248]
+	pmull2	v20.8h, v22.16b, v0.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x1, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v0.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v1.16b, v1.16b, v4.16b
+	ldr	d4, [x2, #312]
+	pmull2	v18.8h, v18.16b, v0.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x1, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v0.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v1.16b, v1.16b, v19.16b
+	ldr	d19, [x2, #376]
+	pmull2	v17.8h, v17.16b, v0.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x1, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v0.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v1.16b, v1.16b, v18.16b
+	ldr	d18, [x2, #440]
+	pmull2	v7.8h, v7.16b, v0.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x1, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v0.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v1.16b, v1.16b, v17.16b
+	ldr	d17, [x2, #504]
+	pmull2	v0.8h, v16.16b, v0.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v0.16b, #2
+	ext	v0.16b, v0.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v0.16b, v5.16b, v0.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v0.16b, v16.16b, v0.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v1.16b, v0.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x19, #2784]
+	str	xzr, [x19, #2856]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	str	q1, [x19, #2768]
+	movz	x1, #0xffff, lsl #0
+	movk	x1, #0xffff, lsl #16
+	movk	x1, #0xffff, lsl #32
+	movk	x1, #0xffff, lsl #48
+	str	x1, [x19, #2880]
+	ldr	w1, [x19, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_neon_tbl_gcm_r2_seal_aes128
+	cmp	w1, #192
+	b.eq	.Laesgen_neon_tbl_gcm_r2_seal_aes192
+.Laesgen_neon_tbl_gcm_r2_seal_aes256:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x19, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #640]
+	ldp	q10, q11, [x1, #672]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #704]
+	ldp	q10, q11, [x1, #736]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #768]
+	ldp	q10, q11, [x1, #800]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #832]
+	ldp	q10, q11, [x1, #864]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x19, #224]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_seal_aes_done
+.Laesgen_neon_tbl_gcm_r2_seal_aes128:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x19, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x19, #160]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_seal_aes_done
+.Laesgen_neon_tbl_gcm_r2_seal_aes192:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x19, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #640]
+	ldp	q10, q11, [x1, #672]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #704]
+	ldp	q10, q11, [x1, #736]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x19, #192]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_seal_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_seal_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_seal_aes_done
+.Laesgen_neon_tbl_gcm_r2_seal_aes_done:
+	str	q0, [x19, #2752]
+.Laesgen_neon_tbl_gcm_r2_seal_have_j0:
 	ldr	q0, [x19, #2784]
 	ldr	x1, [x19, #2848]
 	ldr	x2, [x19, #2848]
@@ -11077,11 +13218,6 @@ aesgen_neon_tbl_gcm_r2_seal:
 	.size	aesgen_neon_tbl_gcm_r2_seal, .-aesgen_neon_tbl_gcm_r2_seal
 	.section	.rodata
 	.p2align	4
-.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold:
-	.byte	0x39, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.byte	0x3e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.byte	0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.p2align	4
 .Laesgen_neon_tbl_gcm_r2_seal_sbox:
 	.byte	0x63, 0x7c, 0x77, 0x7b, 0xf2, 0x6b, 0x6f, 0xc5, 0x30, 0x01, 0x67, 0x2b, 0xfe, 0xd7, 0xab, 0x76
 	.byte	0xca, 0x82, 0xc9, 0x7d, 0xfa, 0x59, 0x47, 0xf0, 0xad, 0xd4, 0xa2, 0xaf, 0x9c, 0xa4, 0x72, 0xc0
@@ -11102,6 +13238,11 @@ aesgen_neon_tbl_gcm_r2_seal:
 	.p2align	4
 .Laesgen_neon_tbl_gcm_r2_seal_shift_rows:
 	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.p2align	4
+.Laesgen_neon_tbl_gcm_r2_seal_ghash_fold:
+	.byte	0x39, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.byte	0x3e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.byte	0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 // open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -11161,1533 +13302,6 @@ aesgen_neon_tbl_gcm_r2_open:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x19, #2872]
-	b	.Laesgen_neon_tbl_gcm_r2_open_have_j0
-.Laesgen_neon_tbl_gcm_r2_open_long_nonce:
-	mov	x8, #1
-	str	x8, [x19, #2872]
-	lsl	x8, x2, #3
-	ldr	q0, [x19, #2784]
-	ldr	x9, [x19, #2856]
-	ldr	x10, [x19, #2856]
-	add	x10, x10, x2
-	str	x10, [x19, #2856]
-	and	x9, x9, #15
-	cbz	x9, .Laesgen_neon_tbl_gcm_r2_open_whole
-	mov	x10, #16
-	sub	x10, x10, x9
-	cmp	x10, x2
-	b.ls	.Laesgen_neon_tbl_gcm_r2_open_keep
-	mov	x10, x2
-.Laesgen_neon_tbl_gcm_r2_open_keep:
-	add	x12, x19, #2800
-	add	x12, x12, x9
-	mov	x11, x1
-	tbz	x10, #3, .Laesgen_neon_tbl_gcm_r2_open_no8
-	ldr	x13, [x11]
-	str	x13, [x12]
-	add	x11, x11, #8
-	add	x12, x12, #8
-.Laesgen_neon_tbl_gcm_r2_open_no8:
-	tbz	x10, #2, .Laesgen_neon_tbl_gcm_r2_open_no4
-	ldr	w13, [x11]
-	str	w13, [x12]
-	add	x11, x11, #4
-	add	x12, x12, #4
-.Laesgen_neon_tbl_gcm_r2_open_no4:
-	tbz	x10, #1, .Laesgen_neon_tbl_gcm_r2_open_no2
-	ldrb	w13, [x11]
-	strb	w13, [x12]
-	ldrb	w13, [x11, #1]
-	strb	w13, [x12, #1]
-	add	x11, x11, #2
-	add	x12, x12, #2
-.Laesgen_neon_tbl_gcm_r2_open_no2:
-	tbz	x10, #0, .Laesgen_neon_tbl_gcm_r2_open_no1
-	ldrb	w13, [x11]
-	strb	w13, [x12]
-.Laesgen_neon_tbl_gcm_r2_open_no1:
-	add	x1, x1, x10
-	sub	x2, x2, x10
-	add	x9, x9, x10
-	cmp	x9, #16
-	b.ne	.Laesgen_neon_tbl_gcm_r2_open_absorbed
-	ldr	q1, [x19, #2800]
-	rev64	v1.16b, v1.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	add	x9, x19, #1216
-	add	x10, x19, #2240
-	ldr	q0, [x9, #240]
-	ldr	d2, [x10, #120]
-	ext	v3.16b, v1.16b, v1.16b, #8
-	ldr	q4, [x9, #368]
-	eor	v3.16b, v3.16b, v1.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x10, #184]
-	pmull	v7.8h, v0.8b, v1.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x9, #112]
-	ldr	d17, [x10, #56]
-	pmull2	v0.8h, v0.16b, v1.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v1.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v0.16b, #14
-	ext	v0.16b, v0.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v1.16b
-	pmull	v22.8h, v16.8b, v1.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v0.16b, v5.16b, v0.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x9, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v0.16b, v18.16b, v0.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v0.16b, v16.16b, v0.16b
-	ldr	d16, [x10, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x9, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v0.16b, v0.16b, v4.16b
-	ldr	d4, [x10, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x9, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x10, #376]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x9, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v1.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x10, #440]
-	pmull2	v7.8h, v7.16b, v1.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x9, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v1.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v17.16b
-	ldr	d17, [x10, #504]
-	pmull2	v1.8h, v16.16b, v1.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v1.16b, v5.16b, v1.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x9, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #2800]
-.Laesgen_neon_tbl_gcm_r2_open_whole:
-.Laesgen_neon_tbl_gcm_r2_open_hash8:
-	cmp	x2, #128
-	b.lo	.Laesgen_neon_tbl_gcm_r2_open_hashed8
-	add	x9, x19, #1216
-	add	x10, x19, #2240
-	ldp	q1, q2, [x1]
-	ldp	q3, q4, [x1, #32]
-	ldp	q5, q6, [x1, #64]
-	ldp	q7, q16, [x1, #96]
-	ldp	q17, q18, [x9]
-	rev64	v1.16b, v1.16b
-	rev64	v2.16b, v2.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	rev64	v3.16b, v3.16b
-	rev64	v4.16b, v4.16b
-	rev64	v5.16b, v5.16b
-	rev64	v6.16b, v6.16b
-	rev64	v7.16b, v7.16b
-	rev64	v16.16b, v16.16b
-	ext	v2.16b, v2.16b, v2.16b, #8
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ext	v4.16b, v4.16b, v4.16b, #8
-	ext	v5.16b, v5.16b, v5.16b, #8
-	ext	v6.16b, v6.16b, v6.16b, #8
-	ext	v7.16b, v7.16b, v7.16b, #8
-	ext	v16.16b, v16.16b, v16.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	trn1	v0.2d, v3.2d, v4.2d
-	trn1	v19.2d, v1.2d, v2.2d
-	trn2	v20.2d, v1.2d, v2.2d
-	trn2	v21.2d, v3.2d, v4.2d
-	trn1	v22.2d, v5.2d, v6.2d
-	trn2	v23.2d, v5.2d, v6.2d
-	trn1	v24.2d, v7.2d, v16.2d
-	trn2	v25.2d, v7.2d, v16.2d
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v0.16b, v0.16b, v21.16b
-	eor	v20.16b, v22.16b, v23.16b
-	eor	v21.16b, v24.16b, v25.16b
-	ldp	q22, q23, [x9, #32]
-	ldp	q24, q25, [x9, #64]
-	ldp	q26, q27, [x9, #96]
-	movi	v28.2d, #0x0000000000000000
-	pmull	v29.8h, v17.8b, v1.8b
-	pmull	v30.8h, v18.8b, v2.8b
-	pmull	v31.8h, v22.8b, v3.8b
-	pmull	v8.8h, v23.8b, v4.8b
-	pmull	v9.8h, v24.8b, v5.8b
-	pmull	v10.8h, v25.8b, v6.8b
-	pmull	v11.8h, v26.8b, v7.8b
-	pmull2	v17.8h, v17.16b, v1.16b
-	pmull2	v18.8h, v18.16b, v2.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ldr	q30, [x10]
-	pmull2	v22.8h, v22.16b, v3.16b
-	pmull2	v23.8h, v23.16b, v4.16b
-	eor	v31.16b, v31.16b, v8.16b
-	pmull	v8.8h, v27.8b, v16.8b
-	pmull2	v24.8h, v24.16b, v5.16b
-	pmull2	v25.8h, v25.16b, v6.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull2	v10.8h, v30.16b, v19.16b
-	pmull	v30.8h, v30.8b, v19.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v27.8h, v27.16b, v16.16b
-	eor	v8.16b, v11.16b, v8.16b
-	eor	v30.16b, v10.16b, v30.16b
-	eor	v17.16b, v17.16b, v18.16b
-	ldr	q18, [x10, #16]
-	ldr	q10, [x10, #32]
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v25.16b
-	pmull2	v24.8h, v18.16b, v0.16b
-	pmull	v18.8h, v18.8b, v0.8b
-	pmull2	v25.8h, v10.16b, v20.16b
-	pmull	v31.8h, v10.8b, v20.8b
-	eor	v18.16b, v24.16b, v18.16b
-	eor	v24.16b, v25.16b, v31.16b
-	eor	v25.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v18.16b, v30.16b, v18.16b
-	eor	v17.16b, v17.16b, v22.16b
-	ldp	q22, q27, [x9, #128]
-	ldp	q30, q31, [x9, #160]
-	ldr	q8, [x10, #48]
-	eor	v25.16b, v29.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	pmull	v26.8h, v22.8b, v1.8b
-	pmull	v29.8h, v27.8b, v2.8b
-	pmull	v9.8h, v30.8b, v3.8b
-	pmull	v10.8h, v31.8b, v4.8b
-	pmull2	v22.8h, v22.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v26.16b, v26.16b, v29.16b
-	pmull2	v29.8h, v30.16b, v3.16b
-	pmull2	v30.8h, v31.16b, v4.16b
-	eor	v22.16b, v22.16b, v27.16b
-	pmull2	v27.8h, v8.16b, v21.16b
-	pmull	v31.8h, v8.8b, v21.8b
-	eor	v17.16b, v17.16b, v23.16b
-	ldp	q23, q8, [x9, #192]
-	eor	v9.16b, v9.16b, v10.16b
-	ldp	q10, q11, [x9, #224]
-	eor	v26.16b, v26.16b, v9.16b
-	eor	v29.16b, v29.16b, v30.16b
-	pmull	v30.8h, v23.8b, v5.8b
-	pmull	v9.8h, v8.8b, v6.8b
-	pmull2	v23.8h, v23.16b, v5.16b
-	pmull2	v8.8h, v8.16b, v6.16b
-	eor	v30.16b, v30.16b, v9.16b
-	pmull	v9.8h, v10.8b, v7.8b
-	pmull2	v10.8h, v10.16b, v7.16b
-	eor	v23.16b, v23.16b, v8.16b
-	pmull	v8.8h, v11.8b, v16.8b
-	pmull2	v11.8h, v11.16b, v16.16b
-	eor	v8.16b, v9.16b, v8.16b
-	eor	v22.16b, v22.16b, v29.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v29.16b, v30.16b, v8.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v18.16b, v18.16b, v24.16b
-	ldr	q24, [x10, #64]
-	ldr	q27, [x10, #80]
-	ldr	q29, [x10, #96]
-	ldr	q30, [x10, #112]
-	eor	v31.16b, v10.16b, v11.16b
-	pmull2	v8.8h, v24.16b, v19.16b
-	pmull	v24.8h, v24.8b, v19.8b
-	pmull2	v9.8h, v27.16b, v0.16b
-	pmull	v27.8h, v27.8b, v0.8b
-	pmull2	v10.8h, v29.16b, v20.16b
-	pmull	v29.8h, v29.8b, v20.8b
-	pmull2	v11.8h, v30.16b, v21.16b
-	pmull	v30.8h, v30.8b, v21.8b
-	eor	v24.16b, v8.16b, v24.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v29.16b, v10.16b, v29.16b
-	eor	v30.16b, v11.16b, v30.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v29.16b, v30.16b
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	ldp	q23, q27, [x9, #256]
-	ldp	q29, q30, [x9, #288]
-	ext	v31.16b, v28.16b, v26.16b, #14
-	ext	v26.16b, v26.16b, v28.16b, #14
-	ext	v8.16b, v28.16b, v24.16b, #14
-	pmull	v9.8h, v23.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v23.8h, v23.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v23.16b, v23.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v24.16b, v24.16b, v28.16b, #14
-	ext	v30.16b, v31.16b, v28.16b, #1
-	ldp	q31, q9, [x9, #320]
-	eor	v23.16b, v23.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #9
-	ext	v29.16b, v28.16b, v22.16b, #14
-	ext	v22.16b, v22.16b, v28.16b, #14
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #1
-	ext	v24.16b, v28.16b, v24.16b, #9
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #1
-	ext	v22.16b, v28.16b, v22.16b, #9
-	eor	v24.16b, v8.16b, v24.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x9, #352]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v22.16b, v29.16b, v22.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v24.16b
-	eor	v17.16b, v17.16b, v22.16b
-	ldr	q22, [x10, #128]
-	ldr	q24, [x10, #144]
-	ldr	q9, [x10, #160]
-	ldr	q10, [x10, #176]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v24.16b, v0.16b
-	pmull	v24.8h, v24.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v24.16b, v8.16b, v24.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v24.16b
-	eor	v24.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v24.16b
-	eor	v23.16b, v23.16b, v26.16b
-	ldp	q24, q26, [x9, #384]
-	ldp	q29, q30, [x9, #416]
-	ext	v31.16b, v28.16b, v27.16b, #12
-	ext	v27.16b, v27.16b, v28.16b, #12
-	ext	v8.16b, v28.16b, v22.16b, #12
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v26.8h, v26.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v26.16b
-	eor	v26.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #12
-	ext	v30.16b, v31.16b, v28.16b, #2
-	ldp	q31, q9, [x9, #448]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v27.16b, v28.16b, v27.16b, #10
-	ext	v29.16b, v28.16b, v23.16b, #12
-	ext	v23.16b, v23.16b, v28.16b, #12
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #2
-	ext	v22.16b, v28.16b, v22.16b, #10
-	eor	v27.16b, v30.16b, v27.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #2
-	ext	v23.16b, v28.16b, v23.16b, #10
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v27.16b
-	ldp	q27, q31, [x9, #480]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v27.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x10, #192]
-	ldr	q23, [x10, #208]
-	ldr	q9, [x10, #224]
-	ldr	q10, [x10, #240]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v27.8h, v27.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	ldp	q24, q27, [x9, #512]
-	ldp	q29, q30, [x9, #544]
-	ext	v31.16b, v28.16b, v26.16b, #10
-	ext	v26.16b, v26.16b, v28.16b, #10
-	ext	v8.16b, v28.16b, v22.16b, #10
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #10
-	ext	v30.16b, v31.16b, v28.16b, #3
-	ldp	q31, q9, [x9, #576]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #11
-	ext	v29.16b, v28.16b, v23.16b, #10
-	ext	v23.16b, v23.16b, v28.16b, #10
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #3
-	ext	v22.16b, v28.16b, v22.16b, #11
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #3
-	ext	v23.16b, v28.16b, v23.16b, #11
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x9, #608]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x10, #256]
-	ldr	q23, [x10, #272]
-	ldr	q9, [x10, #288]
-	ldr	q10, [x10, #304]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v26.16b
-	ldp	q24, q26, [x9, #640]
-	ldp	q29, q30, [x9, #672]
-	ext	v31.16b, v28.16b, v27.16b, #8
-	ext	v27.16b, v27.16b, v28.16b, #8
-	ext	v8.16b, v28.16b, v22.16b, #8
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v26.8h, v26.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v26.16b
-	eor	v26.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #8
-	ext	v30.16b, v31.16b, v28.16b, #4
-	ldp	q31, q9, [x9, #704]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v27.16b, v28.16b, v27.16b, #12
-	ext	v29.16b, v28.16b, v23.16b, #8
-	ext	v23.16b, v23.16b, v28.16b, #8
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #4
-	ext	v22.16b, v28.16b, v22.16b, #12
-	eor	v27.16b, v30.16b, v27.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #4
-	ext	v23.16b, v28.16b, v23.16b, #12
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v27.16b
-	ldp	q27, q31, [x9, #736]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v27.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x10, #320]
-	ldr	q23, [x10, #336]
-	ldr	q9, [x10, #352]
-	ldr	q10, [x10, #368]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v27.8h, v27.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	ldp	q24, q27, [x9, #768]
-	ldp	q29, q30, [x9, #800]
-	ext	v31.16b, v28.16b, v26.16b, #6
-	ext	v26.16b, v26.16b, v28.16b, #6
-	ext	v8.16b, v28.16b, v22.16b, #6
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #6
-	ext	v30.16b, v31.16b, v28.16b, #5
-	ldp	q31, q9, [x9, #832]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #13
-	ext	v29.16b, v28.16b, v23.16b, #6
-	ext	v23.16b, v23.16b, v28.16b, #6
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #5
-	ext	v22.16b, v28.16b, v22.16b, #13
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #5
-	ext	v23.16b, v28.16b, v23.16b, #13
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x9, #864]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x10, #384]
-	ldr	q23, [x10, #400]
-	ldr	q9, [x10, #416]
-	ldr	q10, [x10, #432]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v26.16b
-	ldp	q24, q26, [x9, #896]
-	ldp	q29, q30, [x9, #928]
-	ext	v31.16b, v28.16b, v27.16b, #4
-	ext	v27.16b, v27.16b, v28.16b, #4
-	ext	v8.16b, v28.16b, v22.16b, #4
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v1.8h, v24.16b, v1.16b
-	pmull	v24.8h, v30.8b, v4.8b
-	pmull2	v2.8h, v26.16b, v2.16b
-	eor	v26.16b, v9.16b, v10.16b
-	pmull2	v3.8h, v29.16b, v3.16b
-	pmull2	v4.8h, v30.16b, v4.16b
-	eor	v24.16b, v11.16b, v24.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v2.16b, v26.16b, v24.16b
-	eor	v3.16b, v3.16b, v4.16b
-	ext	v4.16b, v22.16b, v28.16b, #4
-	ext	v22.16b, v31.16b, v28.16b, #6
-	ldp	q24, q26, [x9, #960]
-	eor	v1.16b, v1.16b, v3.16b
-	ext	v3.16b, v28.16b, v27.16b, #14
-	ext	v27.16b, v28.16b, v23.16b, #4
-	ext	v23.16b, v23.16b, v28.16b, #4
-	pmull	v29.8h, v24.8b, v5.8b
-	ext	v30.16b, v8.16b, v28.16b, #6
-	ext	v4.16b, v28.16b, v4.16b, #14
-	eor	v3.16b, v22.16b, v3.16b
-	pmull2	v5.8h, v24.16b, v5.16b
-	ext	v22.16b, v27.16b, v28.16b, #6
-	ext	v23.16b, v28.16b, v23.16b, #14
-	eor	v4.16b, v30.16b, v4.16b
-	eor	v3.16b, v25.16b, v3.16b
-	ldp	q24, q25, [x9, #992]
-	pmull	v27.8h, v26.8b, v6.8b
-	pmull2	v6.8h, v26.16b, v6.16b
-	eor	v26.16b, v29.16b, v27.16b
-	eor	v5.16b, v5.16b, v6.16b
-	eor	v6.16b, v22.16b, v23.16b
-	pmull	v22.8h, v24.8b, v7.8b
-	eor	v4.16b, v18.16b, v4.16b
-	eor	v6.16b, v17.16b, v6.16b
-	ldr	q17, [x10, #448]
-	ldr	q18, [x10, #464]
-	ldr	q23, [x10, #480]
-	ldr	q27, [x10, #496]
-	pmull	v29.8h, v25.8b, v16.8b
-	pmull2	v30.8h, v17.16b, v19.16b
-	pmull	v17.8h, v17.8b, v19.8b
-	pmull2	v19.8h, v18.16b, v0.16b
-	pmull	v0.8h, v18.8b, v0.8b
-	pmull2	v18.8h, v23.16b, v20.16b
-	pmull	v20.8h, v23.8b, v20.8b
-	pmull2	v23.8h, v27.16b, v21.16b
-	pmull	v21.8h, v27.8b, v21.8b
-	pmull2	v7.8h, v24.16b, v7.16b
-	pmull2	v16.8h, v25.16b, v16.16b
-	eor	v22.16b, v22.16b, v29.16b
-	eor	v17.16b, v30.16b, v17.16b
-	eor	v0.16b, v19.16b, v0.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v19.16b, v23.16b, v21.16b
-	eor	v20.16b, v26.16b, v22.16b
-	eor	v7.16b, v7.16b, v16.16b
-	eor	v0.16b, v17.16b, v0.16b
-	eor	v16.16b, v18.16b, v19.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v5.16b, v5.16b, v7.16b
-	eor	v0.16b, v0.16b, v16.16b
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v28.16b, v2.16b, #2
-	ext	v2.16b, v2.16b, v28.16b, #2
-	ext	v7.16b, v28.16b, v0.16b, #2
-	ext	v0.16b, v0.16b, v28.16b, #2
-	ext	v5.16b, v5.16b, v28.16b, #7
-	ext	v2.16b, v28.16b, v2.16b, #15
-	ext	v16.16b, v28.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v28.16b, #2
-	ext	v7.16b, v7.16b, v28.16b, #7
-	ext	v0.16b, v28.16b, v0.16b, #15
-	eor	v2.16b, v5.16b, v2.16b
-	ext	v5.16b, v16.16b, v28.16b, #7
-	ext	v1.16b, v28.16b, v1.16b, #15
-	eor	v0.16b, v7.16b, v0.16b
-	eor	v2.16b, v3.16b, v2.16b
-	eor	v1.16b, v5.16b, v1.16b
-	eor	v0.16b, v4.16b, v0.16b
-	eor	v1.16b, v6.16b, v1.16b
-	eor	v0.16b, v0.16b, v2.16b
-	adrp	x9, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	eor	v0.16b, v0.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	ext	v4.16b, v3.16b, v0.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
-	eor	v2.16b, v2.16b, v4.16b
-	ext	v4.16b, v0.16b, v3.16b, #8
-	dup	v0.2d, v2.d[0]
-	ext	v2.16b, v2.16b, v2.16b, #8
-	ushl	v3.2d, v0.2d, v5.2d
-	ushl	v16.2d, v0.2d, v6.2d
-	ushl	v0.2d, v0.2d, v7.2d
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v0.16b, v3.16b, v0.16b
-	dup	v2.2d, v0.d[0]
-	ext	v0.16b, v0.16b, v0.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v0.16b, v2.16b, v0.16b
-	eor	v0.16b, v3.16b, v0.16b
-	eor	v0.16b, v0.16b, v1.16b
-	add	x1, x1, #128
-	sub	x2, x2, #128
-	b	.Laesgen_neon_tbl_gcm_r2_open_hash8
-.Laesgen_neon_tbl_gcm_r2_open_hashed8:
-.Laesgen_neon_tbl_gcm_r2_open_hash1:
-	cmp	x2, #16
-	b.lo	.Laesgen_neon_tbl_gcm_r2_open_hashed1
-	add	x9, x19, #1216
-	add	x10, x19, #2240
-	ldr	q1, [x1]
-	ldr	q2, [x9, #240]
-	ldr	d3, [x10, #120]
-	movi	v4.2d, #0x0000000000000000
-	ldr	q5, [x9, #112]
-	rev64	v1.16b, v1.16b
-	ldr	d6, [x10, #56]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	ldr	q0, [x9, #368]
-	ext	v7.16b, v1.16b, v1.16b, #8
-	pmull	v16.8h, v2.8b, v1.8b
-	eor	v7.16b, v7.16b, v1.16b
-	ldr	d17, [x10, #184]
-	pmull	v3.8h, v3.8b, v7.8b
-	pmull2	v2.8h, v2.16b, v1.16b
-	ext	v18.16b, v4.16b, v16.16b, #14
-	ext	v16.16b, v16.16b, v4.16b, #14
-	ext	v19.16b, v4.16b, v3.16b, #14
-	ext	v3.16b, v3.16b, v4.16b, #14
-	pmull	v20.8h, v0.8b, v1.8b
-	pmull	v17.8h, v17.8b, v7.8b
-	ext	v18.16b, v18.16b, v4.16b, #1
-	ext	v16.16b, v4.16b, v16.16b, #9
-	ext	v21.16b, v4.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v4.16b, #14
-	ext	v19.16b, v19.16b, v4.16b, #1
-	ext	v3.16b, v4.16b, v3.16b, #9
-	pmull2	v0.8h, v0.16b, v1.16b
-	pmull	v22.8h, v5.8b, v1.8b
-	ext	v23.16b, v4.16b, v20.16b, #12
-	pmull	v6.8h, v6.8b, v7.8b
-	eor	v16.16b, v18.16b, v16.16b
-	ext	v18.16b, v21.16b, v4.16b, #1
-	ext	v2.16b, v4.16b, v2.16b, #9
-	eor	v3.16b, v19.16b, v3.16b
-	pmull2	v5.8h, v5.16b, v1.16b
-	ext	v19.16b, v20.16b, v4.16b, #12
-	ext	v20.16b, v4.16b, v17.16b, #12
-	ext	v21.16b, v23.16b, v4.16b, #2
-	ext	v19.16b, v4.16b, v19.16b, #10
-	ext	v23.16b, v4.16b, v0.16b, #12
-	ext	v0.16b, v0.16b, v4.16b, #12
-	ext	v20.16b, v20.16b, v4.16b, #2
-	eor	v16.16b, v22.16b, v16.16b
-	ldr	q22, [x9, #496]
-	ext	v17.16b, v17.16b, v4.16b, #12
-	eor	v2.16b, v18.16b, v2.16b
-	ext	v17.16b, v4.16b, v17.16b, #10
-	eor	v3.16b, v6.16b, v3.16b
-	pmull	v6.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v4.16b, #2
-	ext	v0.16b, v4.16b, v0.16b, #10
-	eor	v17.16b, v20.16b, v17.16b
-	eor	v2.16b, v5.16b, v2.16b
-	ldr	d5, [x10, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v4.16b, v6.16b, #10
-	ext	v6.16b, v6.16b, v4.16b, #10
-	ext	v21.16b, v21.16b, v4.16b, #3
-	pmull	v5.8h, v5.8b, v7.8b
-	ext	v6.16b, v4.16b, v6.16b, #11
-	ext	v22.16b, v4.16b, v5.16b, #10
-	ext	v23.16b, v4.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v4.16b, #10
-	ext	v22.16b, v22.16b, v4.16b, #3
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q18, [x9, #624]
-	ext	v5.16b, v5.16b, v4.16b, #10
-	eor	v0.16b, v19.16b, v0.16b
-	ext	v5.16b, v4.16b, v5.16b, #11
-	eor	v3.16b, v3.16b, v17.16b
-	pmull	v17.8h, v18.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v19.16b, v23.16b, v4.16b, #3
-	ext	v20.16b, v4.16b, v20.16b, #11
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v0.16b, v2.16b, v0.16b
-	ldr	d2, [x10, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v4.16b, v17.16b, #8
-	ext	v17.16b, v17.16b, v4.16b, #8
-	ext	v21.16b, v21.16b, v4.16b, #4
-	pmull	v2.8h, v2.8b, v7.8b
-	ext	v17.16b, v4.16b, v17.16b, #12
-	ext	v22.16b, v4.16b, v2.16b, #8
-	ext	v23.16b, v4.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v4.16b, #8
-	ext	v22.16b, v22.16b, v4.16b, #4
-	eor	v6.16b, v16.16b, v6.16b
-	ldr	q16, [x9, #752]
-	ext	v2.16b, v2.16b, v4.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v2.16b, v4.16b, v2.16b, #12
-	eor	v3.16b, v3.16b, v5.16b
-	pmull	v5.8h, v16.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v20.16b, v23.16b, v4.16b, #4
-	ext	v18.16b, v4.16b, v18.16b, #12
-	eor	v2.16b, v22.16b, v2.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x10, #376]
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v21.16b, v4.16b, v5.16b, #6
-	ext	v5.16b, v5.16b, v4.16b, #6
-	ext	v21.16b, v21.16b, v4.16b, #5
-	pmull	v19.8h, v19.8b, v7.8b
-	ext	v5.16b, v4.16b, v5.16b, #13
-	ext	v22.16b, v4.16b, v19.16b, #6
-	ext	v23.16b, v4.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v4.16b, #6
-	ext	v22.16b, v22.16b, v4.16b, #5
-	eor	v6.16b, v6.16b, v17.16b
-	ldr	q17, [x9, #880]
-	ext	v19.16b, v19.16b, v4.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v4.16b, v19.16b, #13
-	eor	v2.16b, v3.16b, v2.16b
-	pmull	v3.8h, v17.8b, v1.8b
-	eor	v5.16b, v21.16b, v5.16b
-	ext	v20.16b, v23.16b, v4.16b, #5
-	ext	v16.16b, v4.16b, v16.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x10, #440]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v4.16b, v3.16b, #4
-	ext	v3.16b, v3.16b, v4.16b, #4
-	ext	v21.16b, v21.16b, v4.16b, #6
-	pmull	v18.8h, v18.8b, v7.8b
-	ext	v3.16b, v4.16b, v3.16b, #14
-	ext	v22.16b, v4.16b, v18.16b, #4
-	ext	v23.16b, v4.16b, v17.16b, #4
-	ext	v17.16b, v17.16b, v4.16b, #4
-	ext	v22.16b, v22.16b, v4.16b, #6
-	eor	v5.16b, v6.16b, v5.16b
-	ldr	q6, [x9, #1008]
-	ext	v18.16b, v18.16b, v4.16b, #4
-	eor	v16.16b, v20.16b, v16.16b
-	ext	v18.16b, v4.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v6.8b, v1.8b
-	eor	v3.16b, v21.16b, v3.16b
-	ext	v20.16b, v23.16b, v4.16b, #6
-	ext	v17.16b, v4.16b, v17.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v16.16b
-	ldr	d16, [x10, #504]
-	pmull2	v1.8h, v6.16b, v1.16b
-	ext	v6.16b, v4.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v4.16b, #2
-	ext	v6.16b, v6.16b, v4.16b, #7
-	pmull	v7.8h, v16.8b, v7.8b
-	ext	v16.16b, v4.16b, v19.16b, #15
-	ext	v19.16b, v4.16b, v7.16b, #2
-	ext	v21.16b, v4.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v4.16b, #2
-	ext	v19.16b, v19.16b, v4.16b, #7
-	eor	v3.16b, v5.16b, v3.16b
-	ext	v5.16b, v7.16b, v4.16b, #2
-	eor	v7.16b, v20.16b, v17.16b
-	ext	v5.16b, v4.16b, v5.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v6.16b, v6.16b, v16.16b
-	ext	v16.16b, v21.16b, v4.16b, #7
-	ext	v1.16b, v4.16b, v1.16b, #15
-	eor	v4.16b, v19.16b, v5.16b
-	eor	v0.16b, v0.16b, v7.16b
-	eor	v3.16b, v3.16b, v6.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	adrp	x9, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	ext	v4.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
-	eor	v3.16b, v3.16b, v4.16b
-	ext	v4.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v3.d[0]
-	ext	v2.16b, v3.16b, v3.16b, #8
-	ushl	v3.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	add	x1, x1, #16
-	sub	x2, x2, #16
-	b	.Laesgen_neon_tbl_gcm_r2_open_hash1
-.Laesgen_neon_tbl_gcm_r2_open_hashed1:
-	cbz	x2, .Laesgen_neon_tbl_gcm_r2_open_absorbed
-	add	x9, x19, #2800
-	tbz	x2, #3, .Laesgen_neon_tbl_gcm_r2_open_no8_2
-	ldr	x10, [x1]
-	str	x10, [x9]
-	add	x1, x1, #8
-	add	x9, x9, #8
-.Laesgen_neon_tbl_gcm_r2_open_no8_2:
-	tbz	x2, #2, .Laesgen_neon_tbl_gcm_r2_open_no4_2
-	ldr	w10, [x1]
-	str	w10, [x9]
-	add	x1, x1, #4
-	add	x9, x9, #4
-.Laesgen_neon_tbl_gcm_r2_open_no4_2:
-	tbz	x2, #1, .Laesgen_neon_tbl_gcm_r2_open_no2_2
-	ldrb	w10, [x1]
-	strb	w10, [x9]
-	ldrb	w10, [x1, #1]
-	strb	w10, [x9, #1]
-	add	x1, x1, #2
-	add	x9, x9, #2
-.Laesgen_neon_tbl_gcm_r2_open_no2_2:
-	tbz	x2, #0, .Laesgen_neon_tbl_gcm_r2_open_no1_2
-	ldrb	w10, [x1]
-	strb	w10, [x9]
-.Laesgen_neon_tbl_gcm_r2_open_no1_2:
-.Laesgen_neon_tbl_gcm_r2_open_absorbed:
-	str	q0, [x19, #2784]
-	ldr	q0, [x19, #2784]
-	ldr	x1, [x19, #2856]
-	and	x1, x1, #15
-	cbz	x1, .Laesgen_neon_tbl_gcm_r2_open_flushed
-	ldr	q1, [x19, #2800]
-	rev64	v1.16b, v1.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	add	x1, x19, #1216
-	add	x2, x19, #2240
-	ldr	q0, [x1, #240]
-	ldr	d2, [x2, #120]
-	ext	v3.16b, v1.16b, v1.16b, #8
-	ldr	q4, [x1, #368]
-	eor	v3.16b, v3.16b, v1.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x2, #184]
-	pmull	v7.8h, v0.8b, v1.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x1, #112]
-	ldr	d17, [x2, #56]
-	pmull2	v0.8h, v0.16b, v1.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v1.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v0.16b, #14
-	ext	v0.16b, v0.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v1.16b
-	pmull	v22.8h, v16.8b, v1.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v0.16b, v5.16b, v0.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x1, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v0.16b, v18.16b, v0.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v0.16b, v16.16b, v0.16b
-	ldr	d16, [x2, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x1, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v0.16b, v0.16b, v4.16b
-	ldr	d4, [x2, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x1, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x2, #376]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x1, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v1.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x2, #440]
-	pmull2	v7.8h, v7.16b, v1.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x1, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v1.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v17.16b
-	ldr	d17, [x2, #504]
-	pmull2	v1.8h, v16.16b, v1.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v1.16b, v5.16b, v1.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #2800]
-.Laesgen_neon_tbl_gcm_r2_open_flushed:
-	fmov	d1, x8
-	eor	v0.16b, v0.16b, v1.16b
-	add	x1, x19, #1216
-	add	x2, x19, #2240
-	ldr	q1, [x1, #240]
-	ldr	d2, [x2, #120]
-	ext	v3.16b, v0.16b, v0.16b, #8
-	ldr	q4, [x1, #368]
-	eor	v3.16b, v3.16b, v0.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x2, #184]
-	pmull	v7.8h, v1.8b, v0.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x1, #112]
-	ldr	d17, [x2, #56]
-	pmull2	v1.8h, v1.16b, v0.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v0.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v1.16b, #14
-	ext	v1.16b, v1.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v0.16b
-	pmull	v22.8h, v16.8b, v0.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v1.16b, v5.16b, v1.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v0.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x1, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v1.16b, v18.16b, v1.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v0.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v1.16b, v16.16b, v1.16b
-	ldr	d16, [x2, #248]
-	pmull2	v20.8h, v22.16b, v0.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x1, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v0.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v1.16b, v1.16b, v4.16b
-	ldr	d4, [x2, #312]
-	pmull2	v18.8h, v18.16b, v0.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x1, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v0.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v1.16b, v1.16b, v19.16b
-	ldr	d19, [x2, #376]
-	pmull2	v17.8h, v17.16b, v0.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x1, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v0.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v1.16b, v1.16b, v18.16b
-	ldr	d18, [x2, #440]
-	pmull2	v7.8h, v7.16b, v0.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x1, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v0.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v1.16b, v1.16b, v17.16b
-	ldr	d17, [x2, #504]
-	pmull2	v0.8h, v16.16b, v0.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v0.16b, #2
-	ext	v0.16b, v0.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v0.16b, v5.16b, v0.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v0.16b, v16.16b, v0.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v1.16b, v0.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	rev64	v0.16b, v0.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x19, #2784]
-	str	xzr, [x19, #2856]
-.Laesgen_neon_tbl_gcm_r2_open_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
@@ -12700,9 +13314,6 @@ aesgen_neon_tbl_gcm_r2_open:
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
 	str	x1, [x19, #2880]
-	ldr	x1, [x19, #2872]
-	cmp	x1, #0
-	b.ne	.Laesgen_neon_tbl_gcm_r2_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -15307,6 +15918,3677 @@ aesgen_neon_tbl_gcm_r2_open:
 	b	.Laesgen_neon_tbl_gcm_r2_open_aes_j0_done
 .Laesgen_neon_tbl_gcm_r2_open_aes_j0_done:
 	str	q0, [x19, #2752]
+	b	.Laesgen_neon_tbl_gcm_r2_open_have_j0
+.Laesgen_neon_tbl_gcm_r2_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #2872]
+	lsl	x8, x2, #3
+	ldr	q0, [x19, #2784]
+	ldr	x9, [x19, #2856]
+	ldr	x10, [x19, #2856]
+	add	x10, x10, x2
+	str	x10, [x19, #2856]
+	and	x9, x9, #15
+	cbz	x9, .Laesgen_neon_tbl_gcm_r2_open_whole
+	mov	x10, #16
+	sub	x10, x10, x9
+	cmp	x10, x2
+	b.ls	.Laesgen_neon_tbl_gcm_r2_open_keep
+	mov	x10, x2
+.Laesgen_neon_tbl_gcm_r2_open_keep:
+	add	x12, x19, #2800
+	add	x12, x12, x9
+	mov	x11, x1
+	tbz	x10, #3, .Laesgen_neon_tbl_gcm_r2_open_no8
+	ldr	x13, [x11]
+	str	x13, [x12]
+	add	x11, x11, #8
+	add	x12, x12, #8
+.Laesgen_neon_tbl_gcm_r2_open_no8:
+	tbz	x10, #2, .Laesgen_neon_tbl_gcm_r2_open_no4
+	ldr	w13, [x11]
+	str	w13, [x12]
+	add	x11, x11, #4
+	add	x12, x12, #4
+.Laesgen_neon_tbl_gcm_r2_open_no4:
+	tbz	x10, #1, .Laesgen_neon_tbl_gcm_r2_open_no2
+	ldrb	w13, [x11]
+	strb	w13, [x12]
+	ldrb	w13, [x11, #1]
+	strb	w13, [x12, #1]
+	add	x11, x11, #2
+	add	x12, x12, #2
+.Laesgen_neon_tbl_gcm_r2_open_no2:
+	tbz	x10, #0, .Laesgen_neon_tbl_gcm_r2_open_no1
+	ldrb	w13, [x11]
+	strb	w13, [x12]
+.Laesgen_neon_tbl_gcm_r2_open_no1:
+	add	x1, x1, x10
+	sub	x2, x2, x10
+	add	x9, x9, x10
+	cmp	x9, #16
+	b.ne	.Laesgen_neon_tbl_gcm_r2_open_absorbed
+	ldr	q1, [x19, #2800]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	add	x9, x19, #1216
+	add	x10, x19, #2240
+	ldr	q0, [x9, #240]
+	ldr	d2, [x10, #120]
+	ext	v3.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x9, #368]
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x10, #184]
+	pmull	v7.8h, v0.8b, v1.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x9, #112]
+	ldr	d17, [x10, #56]
+	pmull2	v0.8h, v0.16b, v1.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v1.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v0.16b, #14
+	ext	v0.16b, v0.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v1.16b
+	pmull	v22.8h, v16.8b, v1.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v0.16b, v5.16b, v0.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x9, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v0.16b, v18.16b, v0.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v0.16b, v16.16b, v0.16b
+	ldr	d16, [x10, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x9, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v0.16b, v0.16b, v4.16b
+	ldr	d4, [x10, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x9, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x10, #376]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x9, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v1.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x10, #440]
+	pmull2	v7.8h, v7.16b, v1.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x9, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v1.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v17.16b
+	ldr	d17, [x10, #504]
+	pmull2	v1.8h, v16.16b, v1.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v1.16b, v5.16b, v1.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x9, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x19, #2800]
+.Laesgen_neon_tbl_gcm_r2_open_whole:
+.Laesgen_neon_tbl_gcm_r2_open_hash8:
+	cmp	x2, #128
+	b.lo	.Laesgen_neon_tbl_gcm_r2_open_hashed8
+	add	x9, x19, #1216
+	add	x10, x19, #2240
+	ldp	q1, q2, [x1]
+	ldp	q3, q4, [x1, #32]
+	ldp	q5, q6, [x1, #64]
+	ldp	q7, q16, [x1, #96]
+	ldp	q17, q18, [x9]
+	rev64	v1.16b, v1.16b
+	rev64	v2.16b, v2.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	rev64	v3.16b, v3.16b
+	rev64	v4.16b, v4.16b
+	rev64	v5.16b, v5.16b
+	rev64	v6.16b, v6.16b
+	rev64	v7.16b, v7.16b
+	rev64	v16.16b, v16.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
+	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v4.16b, v4.16b, v4.16b, #8
+	ext	v5.16b, v5.16b, v5.16b, #8
+	ext	v6.16b, v6.16b, v6.16b, #8
+	ext	v7.16b, v7.16b, v7.16b, #8
+	ext	v16.16b, v16.16b, v16.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	trn1	v0.2d, v3.2d, v4.2d
+	trn1	v19.2d, v1.2d, v2.2d
+	trn2	v20.2d, v1.2d, v2.2d
+	trn2	v21.2d, v3.2d, v4.2d
+	trn1	v22.2d, v5.2d, v6.2d
+	trn2	v23.2d, v5.2d, v6.2d
+	trn1	v24.2d, v7.2d, v16.2d
+	trn2	v25.2d, v7.2d, v16.2d
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v0.16b, v0.16b, v21.16b
+	eor	v20.16b, v22.16b, v23.16b
+	eor	v21.16b, v24.16b, v25.16b
+	ldp	q22, q23, [x9, #32]
+	ldp	q24, q25, [x9, #64]
+	ldp	q26, q27, [x9, #96]
+	movi	v28.2d, #0x0000000000000000
+	pmull	v29.8h, v17.8b, v1.8b
+	pmull	v30.8h, v18.8b, v2.8b
+	pmull	v31.8h, v22.8b, v3.8b
+	pmull	v8.8h, v23.8b, v4.8b
+	pmull	v9.8h, v24.8b, v5.8b
+	pmull	v10.8h, v25.8b, v6.8b
+	pmull	v11.8h, v26.8b, v7.8b
+	pmull2	v17.8h, v17.16b, v1.16b
+	pmull2	v18.8h, v18.16b, v2.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ldr	q30, [x10]
+	pmull2	v22.8h, v22.16b, v3.16b
+	pmull2	v23.8h, v23.16b, v4.16b
+	eor	v31.16b, v31.16b, v8.16b
+	pmull	v8.8h, v27.8b, v16.8b
+	pmull2	v24.8h, v24.16b, v5.16b
+	pmull2	v25.8h, v25.16b, v6.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull2	v10.8h, v30.16b, v19.16b
+	pmull	v30.8h, v30.8b, v19.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v27.8h, v27.16b, v16.16b
+	eor	v8.16b, v11.16b, v8.16b
+	eor	v30.16b, v10.16b, v30.16b
+	eor	v17.16b, v17.16b, v18.16b
+	ldr	q18, [x10, #16]
+	ldr	q10, [x10, #32]
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v25.16b
+	pmull2	v24.8h, v18.16b, v0.16b
+	pmull	v18.8h, v18.8b, v0.8b
+	pmull2	v25.8h, v10.16b, v20.16b
+	pmull	v31.8h, v10.8b, v20.8b
+	eor	v18.16b, v24.16b, v18.16b
+	eor	v24.16b, v25.16b, v31.16b
+	eor	v25.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v27.16b
+	eor	v18.16b, v30.16b, v18.16b
+	eor	v17.16b, v17.16b, v22.16b
+	ldp	q22, q27, [x9, #128]
+	ldp	q30, q31, [x9, #160]
+	ldr	q8, [x10, #48]
+	eor	v25.16b, v29.16b, v25.16b
+	eor	v23.16b, v23.16b, v26.16b
+	pmull	v26.8h, v22.8b, v1.8b
+	pmull	v29.8h, v27.8b, v2.8b
+	pmull	v9.8h, v30.8b, v3.8b
+	pmull	v10.8h, v31.8b, v4.8b
+	pmull2	v22.8h, v22.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v26.16b, v26.16b, v29.16b
+	pmull2	v29.8h, v30.16b, v3.16b
+	pmull2	v30.8h, v31.16b, v4.16b
+	eor	v22.16b, v22.16b, v27.16b
+	pmull2	v27.8h, v8.16b, v21.16b
+	pmull	v31.8h, v8.8b, v21.8b
+	eor	v17.16b, v17.16b, v23.16b
+	ldp	q23, q8, [x9, #192]
+	eor	v9.16b, v9.16b, v10.16b
+	ldp	q10, q11, [x9, #224]
+	eor	v26.16b, v26.16b, v9.16b
+	eor	v29.16b, v29.16b, v30.16b
+	pmull	v30.8h, v23.8b, v5.8b
+	pmull	v9.8h, v8.8b, v6.8b
+	pmull2	v23.8h, v23.16b, v5.16b
+	pmull2	v8.8h, v8.16b, v6.16b
+	eor	v30.16b, v30.16b, v9.16b
+	pmull	v9.8h, v10.8b, v7.8b
+	pmull2	v10.8h, v10.16b, v7.16b
+	eor	v23.16b, v23.16b, v8.16b
+	pmull	v8.8h, v11.8b, v16.8b
+	pmull2	v11.8h, v11.16b, v16.16b
+	eor	v8.16b, v9.16b, v8.16b
+	eor	v22.16b, v22.16b, v29.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v29.16b, v30.16b, v8.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v18.16b, v18.16b, v24.16b
+	ldr	q24, [x10, #64]
+	ldr	q27, [x10, #80]
+	ldr	q29, [x10, #96]
+	ldr	q30, [x10, #112]
+	eor	v31.16b, v10.16b, v11.16b
+	pmull2	v8.8h, v24.16b, v19.16b
+	pmull	v24.8h, v24.8b, v19.8b
+	pmull2	v9.8h, v27.16b, v0.16b
+	pmull	v27.8h, v27.8b, v0.8b
+	pmull2	v10.8h, v29.16b, v20.16b
+	pmull	v29.8h, v29.8b, v20.8b
+	pmull2	v11.8h, v30.16b, v21.16b
+	pmull	v30.8h, v30.8b, v21.8b
+	eor	v24.16b, v8.16b, v24.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v29.16b, v10.16b, v29.16b
+	eor	v30.16b, v11.16b, v30.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v29.16b, v30.16b
+	eor	v23.16b, v23.16b, v31.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	ldp	q23, q27, [x9, #256]
+	ldp	q29, q30, [x9, #288]
+	ext	v31.16b, v28.16b, v26.16b, #14
+	ext	v26.16b, v26.16b, v28.16b, #14
+	ext	v8.16b, v28.16b, v24.16b, #14
+	pmull	v9.8h, v23.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v23.8h, v23.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v23.16b, v23.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v24.16b, v24.16b, v28.16b, #14
+	ext	v30.16b, v31.16b, v28.16b, #1
+	ldp	q31, q9, [x9, #320]
+	eor	v23.16b, v23.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #9
+	ext	v29.16b, v28.16b, v22.16b, #14
+	ext	v22.16b, v22.16b, v28.16b, #14
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #1
+	ext	v24.16b, v28.16b, v24.16b, #9
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #1
+	ext	v22.16b, v28.16b, v22.16b, #9
+	eor	v24.16b, v8.16b, v24.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x9, #352]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v22.16b, v29.16b, v22.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v24.16b
+	eor	v17.16b, v17.16b, v22.16b
+	ldr	q22, [x10, #128]
+	ldr	q24, [x10, #144]
+	ldr	q9, [x10, #160]
+	ldr	q10, [x10, #176]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v24.16b, v0.16b
+	pmull	v24.8h, v24.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v24.16b, v8.16b, v24.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v24.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v23.16b, v23.16b, v26.16b
+	ldp	q24, q26, [x9, #384]
+	ldp	q29, q30, [x9, #416]
+	ext	v31.16b, v28.16b, v27.16b, #12
+	ext	v27.16b, v27.16b, v28.16b, #12
+	ext	v8.16b, v28.16b, v22.16b, #12
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v26.8h, v26.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v26.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #12
+	ext	v30.16b, v31.16b, v28.16b, #2
+	ldp	q31, q9, [x9, #448]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v27.16b, v28.16b, v27.16b, #10
+	ext	v29.16b, v28.16b, v23.16b, #12
+	ext	v23.16b, v23.16b, v28.16b, #12
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #2
+	ext	v22.16b, v28.16b, v22.16b, #10
+	eor	v27.16b, v30.16b, v27.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #2
+	ext	v23.16b, v28.16b, v23.16b, #10
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v27.16b
+	ldp	q27, q31, [x9, #480]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v27.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x10, #192]
+	ldr	q23, [x10, #208]
+	ldr	q9, [x10, #224]
+	ldr	q10, [x10, #240]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v27.8h, v27.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	ldp	q24, q27, [x9, #512]
+	ldp	q29, q30, [x9, #544]
+	ext	v31.16b, v28.16b, v26.16b, #10
+	ext	v26.16b, v26.16b, v28.16b, #10
+	ext	v8.16b, v28.16b, v22.16b, #10
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #10
+	ext	v30.16b, v31.16b, v28.16b, #3
+	ldp	q31, q9, [x9, #576]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #11
+	ext	v29.16b, v28.16b, v23.16b, #10
+	ext	v23.16b, v23.16b, v28.16b, #10
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #3
+	ext	v22.16b, v28.16b, v22.16b, #11
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #3
+	ext	v23.16b, v28.16b, v23.16b, #11
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x9, #608]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x10, #256]
+	ldr	q23, [x10, #272]
+	ldr	q9, [x10, #288]
+	ldr	q10, [x10, #304]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v26.16b
+	ldp	q24, q26, [x9, #640]
+	ldp	q29, q30, [x9, #672]
+	ext	v31.16b, v28.16b, v27.16b, #8
+	ext	v27.16b, v27.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v22.16b, #8
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v26.8h, v26.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v26.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #8
+	ext	v30.16b, v31.16b, v28.16b, #4
+	ldp	q31, q9, [x9, #704]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v27.16b, v28.16b, v27.16b, #12
+	ext	v29.16b, v28.16b, v23.16b, #8
+	ext	v23.16b, v23.16b, v28.16b, #8
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #4
+	ext	v22.16b, v28.16b, v22.16b, #12
+	eor	v27.16b, v30.16b, v27.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #4
+	ext	v23.16b, v28.16b, v23.16b, #12
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v27.16b
+	ldp	q27, q31, [x9, #736]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v27.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x10, #320]
+	ldr	q23, [x10, #336]
+	ldr	q9, [x10, #352]
+	ldr	q10, [x10, #368]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v27.8h, v27.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	ldp	q24, q27, [x9, #768]
+	ldp	q29, q30, [x9, #800]
+	ext	v31.16b, v28.16b, v26.16b, #6
+	ext	v26.16b, v26.16b, v28.16b, #6
+	ext	v8.16b, v28.16b, v22.16b, #6
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #6
+	ext	v30.16b, v31.16b, v28.16b, #5
+	ldp	q31, q9, [x9, #832]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #13
+	ext	v29.16b, v28.16b, v23.16b, #6
+	ext	v23.16b, v23.16b, v28.16b, #6
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #5
+	ext	v22.16b, v28.16b, v22.16b, #13
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #5
+	ext	v23.16b, v28.16b, v23.16b, #13
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x9, #864]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x10, #384]
+	ldr	q23, [x10, #400]
+	ldr	q9, [x10, #416]
+	ldr	q10, [x10, #432]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v26.16b
+	ldp	q24, q26, [x9, #896]
+	ldp	q29, q30, [x9, #928]
+	ext	v31.16b, v28.16b, v27.16b, #4
+	ext	v27.16b, v27.16b, v28.16b, #4
+	ext	v8.16b, v28.16b, v22.16b, #4
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v1.8h, v24.16b, v1.16b
+	pmull	v24.8h, v30.8b, v4.8b
+	pmull2	v2.8h, v26.16b, v2.16b
+	eor	v26.16b, v9.16b, v10.16b
+	pmull2	v3.8h, v29.16b, v3.16b
+	pmull2	v4.8h, v30.16b, v4.16b
+	eor	v24.16b, v11.16b, v24.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v2.16b, v26.16b, v24.16b
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v22.16b, v28.16b, #4
+	ext	v22.16b, v31.16b, v28.16b, #6
+	ldp	q24, q26, [x9, #960]
+	eor	v1.16b, v1.16b, v3.16b
+	ext	v3.16b, v28.16b, v27.16b, #14
+	ext	v27.16b, v28.16b, v23.16b, #4
+	ext	v23.16b, v23.16b, v28.16b, #4
+	pmull	v29.8h, v24.8b, v5.8b
+	ext	v30.16b, v8.16b, v28.16b, #6
+	ext	v4.16b, v28.16b, v4.16b, #14
+	eor	v3.16b, v22.16b, v3.16b
+	pmull2	v5.8h, v24.16b, v5.16b
+	ext	v22.16b, v27.16b, v28.16b, #6
+	ext	v23.16b, v28.16b, v23.16b, #14
+	eor	v4.16b, v30.16b, v4.16b
+	eor	v3.16b, v25.16b, v3.16b
+	ldp	q24, q25, [x9, #992]
+	pmull	v27.8h, v26.8b, v6.8b
+	pmull2	v6.8h, v26.16b, v6.16b
+	eor	v26.16b, v29.16b, v27.16b
+	eor	v5.16b, v5.16b, v6.16b
+	eor	v6.16b, v22.16b, v23.16b
+	pmull	v22.8h, v24.8b, v7.8b
+	eor	v4.16b, v18.16b, v4.16b
+	eor	v6.16b, v17.16b, v6.16b
+	ldr	q17, [x10, #448]
+	ldr	q18, [x10, #464]
+	ldr	q23, [x10, #480]
+	ldr	q27, [x10, #496]
+	pmull	v29.8h, v25.8b, v16.8b
+	pmull2	v30.8h, v17.16b, v19.16b
+	pmull	v17.8h, v17.8b, v19.8b
+	pmull2	v19.8h, v18.16b, v0.16b
+	pmull	v0.8h, v18.8b, v0.8b
+	pmull2	v18.8h, v23.16b, v20.16b
+	pmull	v20.8h, v23.8b, v20.8b
+	pmull2	v23.8h, v27.16b, v21.16b
+	pmull	v21.8h, v27.8b, v21.8b
+	pmull2	v7.8h, v24.16b, v7.16b
+	pmull2	v16.8h, v25.16b, v16.16b
+	eor	v22.16b, v22.16b, v29.16b
+	eor	v17.16b, v30.16b, v17.16b
+	eor	v0.16b, v19.16b, v0.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v19.16b, v23.16b, v21.16b
+	eor	v20.16b, v26.16b, v22.16b
+	eor	v7.16b, v7.16b, v16.16b
+	eor	v0.16b, v17.16b, v0.16b
+	eor	v16.16b, v18.16b, v19.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v5.16b, v5.16b, v7.16b
+	eor	v0.16b, v0.16b, v16.16b
+	eor	v1.16b, v1.16b, v5.16b
+	ext	v5.16b, v28.16b, v2.16b, #2
+	ext	v2.16b, v2.16b, v28.16b, #2
+	ext	v7.16b, v28.16b, v0.16b, #2
+	ext	v0.16b, v0.16b, v28.16b, #2
+	ext	v5.16b, v5.16b, v28.16b, #7
+	ext	v2.16b, v28.16b, v2.16b, #15
+	ext	v16.16b, v28.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v28.16b, #2
+	ext	v7.16b, v7.16b, v28.16b, #7
+	ext	v0.16b, v28.16b, v0.16b, #15
+	eor	v2.16b, v5.16b, v2.16b
+	ext	v5.16b, v16.16b, v28.16b, #7
+	ext	v1.16b, v28.16b, v1.16b, #15
+	eor	v0.16b, v7.16b, v0.16b
+	eor	v2.16b, v3.16b, v2.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v0.16b, v4.16b, v0.16b
+	eor	v1.16b, v6.16b, v1.16b
+	eor	v0.16b, v0.16b, v2.16b
+	adrp	x9, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	eor	v0.16b, v0.16b, v1.16b
+	movi	v3.2d, #0x0000000000000000
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	ext	v4.16b, v3.16b, v0.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v0.16b, v3.16b, #8
+	dup	v0.2d, v2.d[0]
+	ext	v2.16b, v2.16b, v2.16b, #8
+	ushl	v3.2d, v0.2d, v5.2d
+	ushl	v16.2d, v0.2d, v6.2d
+	ushl	v0.2d, v0.2d, v7.2d
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v0.16b, v0.16b, v2.16b
+	eor	v1.16b, v1.16b, v4.16b
+	eor	v0.16b, v3.16b, v0.16b
+	dup	v2.2d, v0.d[0]
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v0.16b, v2.16b, v0.16b
+	eor	v0.16b, v3.16b, v0.16b
+	eor	v0.16b, v0.16b, v1.16b
+	add	x1, x1, #128
+	sub	x2, x2, #128
+	b	.Laesgen_neon_tbl_gcm_r2_open_hash8
+.Laesgen_neon_tbl_gcm_r2_open_hashed8:
+.Laesgen_neon_tbl_gcm_r2_open_hash1:
+	cmp	x2, #16
+	b.lo	.Laesgen_neon_tbl_gcm_r2_open_hashed1
+	add	x9, x19, #1216
+	add	x10, x19, #2240
+	ldr	q1, [x1]
+	ldr	q2, [x9, #240]
+	ldr	d3, [x10, #120]
+	movi	v4.2d, #0x0000000000000000
+	ldr	q5, [x9, #112]
+	rev64	v1.16b, v1.16b
+	ldr	d6, [x10, #56]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	ldr	q0, [x9, #368]
+	ext	v7.16b, v1.16b, v1.16b, #8
+	pmull	v16.8h, v2.8b, v1.8b
+	eor	v7.16b, v7.16b, v1.16b
+	ldr	d17, [x10, #184]
+	pmull	v3.8h, v3.8b, v7.8b
+	pmull2	v2.8h, v2.16b, v1.16b
+	ext	v18.16b, v4.16b, v16.16b, #14
+	ext	v16.16b, v16.16b, v4.16b, #14
+	ext	v19.16b, v4.16b, v3.16b, #14
+	ext	v3.16b, v3.16b, v4.16b, #14
+	pmull	v20.8h, v0.8b, v1.8b
+	pmull	v17.8h, v17.8b, v7.8b
+	ext	v18.16b, v18.16b, v4.16b, #1
+	ext	v16.16b, v4.16b, v16.16b, #9
+	ext	v21.16b, v4.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v4.16b, #14
+	ext	v19.16b, v19.16b, v4.16b, #1
+	ext	v3.16b, v4.16b, v3.16b, #9
+	pmull2	v0.8h, v0.16b, v1.16b
+	pmull	v22.8h, v5.8b, v1.8b
+	ext	v23.16b, v4.16b, v20.16b, #12
+	pmull	v6.8h, v6.8b, v7.8b
+	eor	v16.16b, v18.16b, v16.16b
+	ext	v18.16b, v21.16b, v4.16b, #1
+	ext	v2.16b, v4.16b, v2.16b, #9
+	eor	v3.16b, v19.16b, v3.16b
+	pmull2	v5.8h, v5.16b, v1.16b
+	ext	v19.16b, v20.16b, v4.16b, #12
+	ext	v20.16b, v4.16b, v17.16b, #12
+	ext	v21.16b, v23.16b, v4.16b, #2
+	ext	v19.16b, v4.16b, v19.16b, #10
+	ext	v23.16b, v4.16b, v0.16b, #12
+	ext	v0.16b, v0.16b, v4.16b, #12
+	ext	v20.16b, v20.16b, v4.16b, #2
+	eor	v16.16b, v22.16b, v16.16b
+	ldr	q22, [x9, #496]
+	ext	v17.16b, v17.16b, v4.16b, #12
+	eor	v2.16b, v18.16b, v2.16b
+	ext	v17.16b, v4.16b, v17.16b, #10
+	eor	v3.16b, v6.16b, v3.16b
+	pmull	v6.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v4.16b, #2
+	ext	v0.16b, v4.16b, v0.16b, #10
+	eor	v17.16b, v20.16b, v17.16b
+	eor	v2.16b, v5.16b, v2.16b
+	ldr	d5, [x10, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v4.16b, v6.16b, #10
+	ext	v6.16b, v6.16b, v4.16b, #10
+	ext	v21.16b, v21.16b, v4.16b, #3
+	pmull	v5.8h, v5.8b, v7.8b
+	ext	v6.16b, v4.16b, v6.16b, #11
+	ext	v22.16b, v4.16b, v5.16b, #10
+	ext	v23.16b, v4.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v4.16b, #10
+	ext	v22.16b, v22.16b, v4.16b, #3
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q18, [x9, #624]
+	ext	v5.16b, v5.16b, v4.16b, #10
+	eor	v0.16b, v19.16b, v0.16b
+	ext	v5.16b, v4.16b, v5.16b, #11
+	eor	v3.16b, v3.16b, v17.16b
+	pmull	v17.8h, v18.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v19.16b, v23.16b, v4.16b, #3
+	ext	v20.16b, v4.16b, v20.16b, #11
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v0.16b, v2.16b, v0.16b
+	ldr	d2, [x10, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v4.16b, v17.16b, #8
+	ext	v17.16b, v17.16b, v4.16b, #8
+	ext	v21.16b, v21.16b, v4.16b, #4
+	pmull	v2.8h, v2.8b, v7.8b
+	ext	v17.16b, v4.16b, v17.16b, #12
+	ext	v22.16b, v4.16b, v2.16b, #8
+	ext	v23.16b, v4.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v4.16b, #8
+	ext	v22.16b, v22.16b, v4.16b, #4
+	eor	v6.16b, v16.16b, v6.16b
+	ldr	q16, [x9, #752]
+	ext	v2.16b, v2.16b, v4.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v2.16b, v4.16b, v2.16b, #12
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v5.8h, v16.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v20.16b, v23.16b, v4.16b, #4
+	ext	v18.16b, v4.16b, v18.16b, #12
+	eor	v2.16b, v22.16b, v2.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x10, #376]
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v21.16b, v4.16b, v5.16b, #6
+	ext	v5.16b, v5.16b, v4.16b, #6
+	ext	v21.16b, v21.16b, v4.16b, #5
+	pmull	v19.8h, v19.8b, v7.8b
+	ext	v5.16b, v4.16b, v5.16b, #13
+	ext	v22.16b, v4.16b, v19.16b, #6
+	ext	v23.16b, v4.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v4.16b, #6
+	ext	v22.16b, v22.16b, v4.16b, #5
+	eor	v6.16b, v6.16b, v17.16b
+	ldr	q17, [x9, #880]
+	ext	v19.16b, v19.16b, v4.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v4.16b, v19.16b, #13
+	eor	v2.16b, v3.16b, v2.16b
+	pmull	v3.8h, v17.8b, v1.8b
+	eor	v5.16b, v21.16b, v5.16b
+	ext	v20.16b, v23.16b, v4.16b, #5
+	ext	v16.16b, v4.16b, v16.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x10, #440]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v4.16b, v3.16b, #4
+	ext	v3.16b, v3.16b, v4.16b, #4
+	ext	v21.16b, v21.16b, v4.16b, #6
+	pmull	v18.8h, v18.8b, v7.8b
+	ext	v3.16b, v4.16b, v3.16b, #14
+	ext	v22.16b, v4.16b, v18.16b, #4
+	ext	v23.16b, v4.16b, v17.16b, #4
+	ext	v17.16b, v17.16b, v4.16b, #4
+	ext	v22.16b, v22.16b, v4.16b, #6
+	eor	v5.16b, v6.16b, v5.16b
+	ldr	q6, [x9, #1008]
+	ext	v18.16b, v18.16b, v4.16b, #4
+	eor	v16.16b, v20.16b, v16.16b
+	ext	v18.16b, v4.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v6.8b, v1.8b
+	eor	v3.16b, v21.16b, v3.16b
+	ext	v20.16b, v23.16b, v4.16b, #6
+	ext	v17.16b, v4.16b, v17.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v16.16b
+	ldr	d16, [x10, #504]
+	pmull2	v1.8h, v6.16b, v1.16b
+	ext	v6.16b, v4.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v4.16b, #2
+	ext	v6.16b, v6.16b, v4.16b, #7
+	pmull	v7.8h, v16.8b, v7.8b
+	ext	v16.16b, v4.16b, v19.16b, #15
+	ext	v19.16b, v4.16b, v7.16b, #2
+	ext	v21.16b, v4.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v4.16b, #2
+	ext	v19.16b, v19.16b, v4.16b, #7
+	eor	v3.16b, v5.16b, v3.16b
+	ext	v5.16b, v7.16b, v4.16b, #2
+	eor	v7.16b, v20.16b, v17.16b
+	ext	v5.16b, v4.16b, v5.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v6.16b, v6.16b, v16.16b
+	ext	v16.16b, v21.16b, v4.16b, #7
+	ext	v1.16b, v4.16b, v1.16b, #15
+	eor	v4.16b, v19.16b, v5.16b
+	eor	v0.16b, v0.16b, v7.16b
+	eor	v3.16b, v3.16b, v6.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	adrp	x9, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x9, x9, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	ext	v4.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x9]
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v3.d[0]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	ushl	v3.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	add	x1, x1, #16
+	sub	x2, x2, #16
+	b	.Laesgen_neon_tbl_gcm_r2_open_hash1
+.Laesgen_neon_tbl_gcm_r2_open_hashed1:
+	cbz	x2, .Laesgen_neon_tbl_gcm_r2_open_absorbed
+	add	x9, x19, #2800
+	tbz	x2, #3, .Laesgen_neon_tbl_gcm_r2_open_no8_2
+	ldr	x10, [x1]
+	str	x10, [x9]
+	add	x1, x1, #8
+	add	x9, x9, #8
+.Laesgen_neon_tbl_gcm_r2_open_no8_2:
+	tbz	x2, #2, .Laesgen_neon_tbl_gcm_r2_open_no4_2
+	ldr	w10, [x1]
+	str	w10, [x9]
+	add	x1, x1, #4
+	add	x9, x9, #4
+.Laesgen_neon_tbl_gcm_r2_open_no4_2:
+	tbz	x2, #1, .Laesgen_neon_tbl_gcm_r2_open_no2_2
+	ldrb	w10, [x1]
+	strb	w10, [x9]
+	ldrb	w10, [x1, #1]
+	strb	w10, [x9, #1]
+	add	x1, x1, #2
+	add	x9, x9, #2
+.Laesgen_neon_tbl_gcm_r2_open_no2_2:
+	tbz	x2, #0, .Laesgen_neon_tbl_gcm_r2_open_no1_2
+	ldrb	w10, [x1]
+	strb	w10, [x9]
+.Laesgen_neon_tbl_gcm_r2_open_no1_2:
+.Laesgen_neon_tbl_gcm_r2_open_absorbed:
+	str	q0, [x19, #2784]
+	ldr	q0, [x19, #2784]
+	ldr	x1, [x19, #2856]
+	and	x1, x1, #15
+	cbz	x1, .Laesgen_neon_tbl_gcm_r2_open_flushed
+	ldr	q1, [x19, #2800]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	add	x1, x19, #1216
+	add	x2, x19, #2240
+	ldr	q0, [x1, #240]
+	ldr	d2, [x2, #120]
+	ext	v3.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x1, #368]
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x2, #184]
+	pmull	v7.8h, v0.8b, v1.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x1, #112]
+	ldr	d17, [x2, #56]
+	pmull2	v0.8h, v0.16b, v1.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v1.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v0.16b, #14
+	ext	v0.16b, v0.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v1.16b
+	pmull	v22.8h, v16.8b, v1.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v0.16b, v5.16b, v0.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x1, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v0.16b, v18.16b, v0.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v0.16b, v16.16b, v0.16b
+	ldr	d16, [x2, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x1, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v0.16b, v0.16b, v4.16b
+	ldr	d4, [x2, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x1, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x2, #376]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x1, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v1.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x2, #440]
+	pmull2	v7.8h, v7.16b, v1.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x1, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v1.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v17.16b
+	ldr	d17, [x2, #504]
+	pmull2	v1.8h, v16.16b, v1.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v1.16b, v5.16b, v1.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x19, #2800]
+.Laesgen_neon_tbl_gcm_r2_open_flushed:
+	fmov	d1, x8
+	eor	v0.16b, v0.16b, v1.16b
+	add	x1, x19, #1216
+	add	x2, x19, #2240
+	ldr	q1, [x1, #240]
+	ldr	d2, [x2, #120]
+	ext	v3.16b, v0.16b, v0.16b, #8
+	ldr	q4, [x1, #368]
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x2, #184]
+	pmull	v7.8h, v1.8b, v0.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x1, #112]
+	ldr	d17, [x2, #56]
+	pmull2	v1.8h, v1.16b, v0.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v0.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v1.16b, #14
+	ext	v1.16b, v1.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v0.16b
+	pmull	v22.8h, v16.8b, v0.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v1.16b, v5.16b, v1.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v0.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x1, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v1.16b, v18.16b, v1.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v0.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v1.16b, v16.16b, v1.16b
+	ldr	d16, [x2, #248]
+	pmull2	v20.8h, v22.16b, v0.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x1, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v0.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v1.16b, v1.16b, v4.16b
+	ldr	d4, [x2, #312]
+	pmull2	v18.8h, v18.16b, v0.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x1, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v0.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v1.16b, v1.16b, v19.16b
+	ldr	d19, [x2, #376]
+	pmull2	v17.8h, v17.16b, v0.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x1, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v0.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v1.16b, v1.16b, v18.16b
+	ldr	d18, [x2, #440]
+	pmull2	v7.8h, v7.16b, v0.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x1, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v0.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v1.16b, v1.16b, v17.16b
+	ldr	d17, [x2, #504]
+	pmull2	v0.8h, v16.16b, v0.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v0.16b, #2
+	ext	v0.16b, v0.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v0.16b, v5.16b, v0.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v0.16b, v16.16b, v0.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v1.16b, v0.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x19, #2784]
+	str	xzr, [x19, #2856]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	str	q1, [x19, #2768]
+	movz	x1, #0xffff, lsl #0
+	movk	x1, #0xffff, lsl #16
+	movk	x1, #0xffff, lsl #32
+	movk	x1, #0xffff, lsl #48
+	str	x1, [x19, #2880]
+	ldr	w1, [x19, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_neon_tbl_gcm_r2_open_aes128
+	cmp	w1, #192
+	b.eq	.Laesgen_neon_tbl_gcm_r2_open_aes192
+.Laesgen_neon_tbl_gcm_r2_open_aes256:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x19, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #640]
+	ldp	q10, q11, [x1, #672]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #704]
+	ldp	q10, q11, [x1, #736]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #768]
+	ldp	q10, q11, [x1, #800]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #832]
+	ldp	q10, q11, [x1, #864]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x19, #224]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_open_aes_done
+.Laesgen_neon_tbl_gcm_r2_open_aes128:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x19, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x19, #160]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_open_aes_done
+.Laesgen_neon_tbl_gcm_r2_open_aes192:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x19, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #640]
+	ldp	q10, q11, [x1, #672]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #704]
+	ldp	q10, q11, [x1, #736]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x19, #192]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_open_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_open_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_open_aes_done
+.Laesgen_neon_tbl_gcm_r2_open_aes_done:
+	str	q0, [x19, #2752]
+.Laesgen_neon_tbl_gcm_r2_open_have_j0:
 	ldr	q0, [x19, #2784]
 	ldr	x1, [x19, #2848]
 	ldr	x2, [x19, #2848]
@@ -17105,6 +21387,7 @@ aesgen_neon_tbl_gcm_r2_open:
 .Laesgen_neon_tbl_gcm_r2_open_nocmp1:
 	neg	x0, x2
 	orr	x0, x0, x2
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	cbz	x0, .Laesgen_neon_tbl_gcm_r2_open_done
 .Laesgen_neon_tbl_gcm_r2_open_reject:
@@ -17256,11 +21539,6 @@ aesgen_neon_tbl_gcm_r2_open:
 	.size	aesgen_neon_tbl_gcm_r2_open, .-aesgen_neon_tbl_gcm_r2_open
 	.section	.rodata
 	.p2align	4
-.Laesgen_neon_tbl_gcm_r2_open_ghash_fold:
-	.byte	0x39, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.byte	0x3e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.byte	0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.p2align	4
 .Laesgen_neon_tbl_gcm_r2_open_sbox:
 	.byte	0x63, 0x7c, 0x77, 0x7b, 0xf2, 0x6b, 0x6f, 0xc5, 0x30, 0x01, 0x67, 0x2b, 0xfe, 0xd7, 0xab, 0x76
 	.byte	0xca, 0x82, 0xc9, 0x7d, 0xfa, 0x59, 0x47, 0xf0, 0xad, 0xd4, 0xa2, 0xaf, 0x9c, 0xa4, 0x72, 0xc0
@@ -17281,6 +21559,11 @@ aesgen_neon_tbl_gcm_r2_open:
 	.p2align	4
 .Laesgen_neon_tbl_gcm_r2_open_shift_rows:
 	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.p2align	4
+.Laesgen_neon_tbl_gcm_r2_open_ghash_fold:
+	.byte	0x39, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.byte	0x3e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.byte	0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 // start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -17315,1533 +21598,6 @@ aesgen_neon_tbl_gcm_r2_start:
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
 	str	xzr, [x0, #2872]
-	b	.Laesgen_neon_tbl_gcm_r2_start_have_j0
-.Laesgen_neon_tbl_gcm_r2_start_long_nonce:
-	mov	x3, #1
-	str	x3, [x0, #2872]
-	lsl	x3, x2, #3
-	ldr	q0, [x0, #2784]
-	ldr	x4, [x0, #2856]
-	ldr	x5, [x0, #2856]
-	add	x5, x5, x2
-	str	x5, [x0, #2856]
-	and	x4, x4, #15
-	cbz	x4, .Laesgen_neon_tbl_gcm_r2_start_whole
-	mov	x5, #16
-	sub	x5, x5, x4
-	cmp	x5, x2
-	b.ls	.Laesgen_neon_tbl_gcm_r2_start_keep
-	mov	x5, x2
-.Laesgen_neon_tbl_gcm_r2_start_keep:
-	add	x7, x0, #2800
-	add	x7, x7, x4
-	mov	x6, x1
-	tbz	x5, #3, .Laesgen_neon_tbl_gcm_r2_start_no8
-	ldr	x8, [x6]
-	str	x8, [x7]
-	add	x6, x6, #8
-	add	x7, x7, #8
-.Laesgen_neon_tbl_gcm_r2_start_no8:
-	tbz	x5, #2, .Laesgen_neon_tbl_gcm_r2_start_no4
-	ldr	w8, [x6]
-	str	w8, [x7]
-	add	x6, x6, #4
-	add	x7, x7, #4
-.Laesgen_neon_tbl_gcm_r2_start_no4:
-	tbz	x5, #1, .Laesgen_neon_tbl_gcm_r2_start_no2
-	ldrb	w8, [x6]
-	strb	w8, [x7]
-	ldrb	w8, [x6, #1]
-	strb	w8, [x7, #1]
-	add	x6, x6, #2
-	add	x7, x7, #2
-.Laesgen_neon_tbl_gcm_r2_start_no2:
-	tbz	x5, #0, .Laesgen_neon_tbl_gcm_r2_start_no1
-	ldrb	w8, [x6]
-	strb	w8, [x7]
-.Laesgen_neon_tbl_gcm_r2_start_no1:
-	add	x1, x1, x5
-	sub	x2, x2, x5
-	add	x4, x4, x5
-	cmp	x4, #16
-	b.ne	.Laesgen_neon_tbl_gcm_r2_start_absorbed
-	ldr	q1, [x0, #2800]
-	rev64	v1.16b, v1.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	add	x4, x0, #1216
-	add	x5, x0, #2240
-	ldr	q0, [x4, #240]
-	ldr	d2, [x5, #120]
-	ext	v3.16b, v1.16b, v1.16b, #8
-	ldr	q4, [x4, #368]
-	eor	v3.16b, v3.16b, v1.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x5, #184]
-	pmull	v7.8h, v0.8b, v1.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x4, #112]
-	ldr	d17, [x5, #56]
-	pmull2	v0.8h, v0.16b, v1.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v1.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v0.16b, #14
-	ext	v0.16b, v0.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v1.16b
-	pmull	v22.8h, v16.8b, v1.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v0.16b, v5.16b, v0.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x4, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v0.16b, v18.16b, v0.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v0.16b, v16.16b, v0.16b
-	ldr	d16, [x5, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x4, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v0.16b, v0.16b, v4.16b
-	ldr	d4, [x5, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x4, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x5, #376]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x4, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v1.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x5, #440]
-	pmull2	v7.8h, v7.16b, v1.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x4, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v1.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v17.16b
-	ldr	d17, [x5, #504]
-	pmull2	v1.8h, v16.16b, v1.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v1.16b, v5.16b, v1.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x4, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x4]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #2800]
-.Laesgen_neon_tbl_gcm_r2_start_whole:
-.Laesgen_neon_tbl_gcm_r2_start_hash8:
-	cmp	x2, #128
-	b.lo	.Laesgen_neon_tbl_gcm_r2_start_hashed8
-	add	x4, x0, #1216
-	add	x5, x0, #2240
-	ldp	q1, q2, [x1]
-	ldp	q3, q4, [x1, #32]
-	ldp	q5, q6, [x1, #64]
-	ldp	q7, q16, [x1, #96]
-	ldp	q17, q18, [x4]
-	rev64	v1.16b, v1.16b
-	rev64	v2.16b, v2.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	rev64	v3.16b, v3.16b
-	rev64	v4.16b, v4.16b
-	rev64	v5.16b, v5.16b
-	rev64	v6.16b, v6.16b
-	rev64	v7.16b, v7.16b
-	rev64	v16.16b, v16.16b
-	ext	v2.16b, v2.16b, v2.16b, #8
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ext	v4.16b, v4.16b, v4.16b, #8
-	ext	v5.16b, v5.16b, v5.16b, #8
-	ext	v6.16b, v6.16b, v6.16b, #8
-	ext	v7.16b, v7.16b, v7.16b, #8
-	ext	v16.16b, v16.16b, v16.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	trn1	v0.2d, v3.2d, v4.2d
-	trn1	v19.2d, v1.2d, v2.2d
-	trn2	v20.2d, v1.2d, v2.2d
-	trn2	v21.2d, v3.2d, v4.2d
-	trn1	v22.2d, v5.2d, v6.2d
-	trn2	v23.2d, v5.2d, v6.2d
-	trn1	v24.2d, v7.2d, v16.2d
-	trn2	v25.2d, v7.2d, v16.2d
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v0.16b, v0.16b, v21.16b
-	eor	v20.16b, v22.16b, v23.16b
-	eor	v21.16b, v24.16b, v25.16b
-	ldp	q22, q23, [x4, #32]
-	ldp	q24, q25, [x4, #64]
-	ldp	q26, q27, [x4, #96]
-	movi	v28.2d, #0x0000000000000000
-	pmull	v29.8h, v17.8b, v1.8b
-	pmull	v30.8h, v18.8b, v2.8b
-	pmull	v31.8h, v22.8b, v3.8b
-	pmull	v8.8h, v23.8b, v4.8b
-	pmull	v9.8h, v24.8b, v5.8b
-	pmull	v10.8h, v25.8b, v6.8b
-	pmull	v11.8h, v26.8b, v7.8b
-	pmull2	v17.8h, v17.16b, v1.16b
-	pmull2	v18.8h, v18.16b, v2.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ldr	q30, [x5]
-	pmull2	v22.8h, v22.16b, v3.16b
-	pmull2	v23.8h, v23.16b, v4.16b
-	eor	v31.16b, v31.16b, v8.16b
-	pmull	v8.8h, v27.8b, v16.8b
-	pmull2	v24.8h, v24.16b, v5.16b
-	pmull2	v25.8h, v25.16b, v6.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull2	v10.8h, v30.16b, v19.16b
-	pmull	v30.8h, v30.8b, v19.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v27.8h, v27.16b, v16.16b
-	eor	v8.16b, v11.16b, v8.16b
-	eor	v30.16b, v10.16b, v30.16b
-	eor	v17.16b, v17.16b, v18.16b
-	ldr	q18, [x5, #16]
-	ldr	q10, [x5, #32]
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v25.16b
-	pmull2	v24.8h, v18.16b, v0.16b
-	pmull	v18.8h, v18.8b, v0.8b
-	pmull2	v25.8h, v10.16b, v20.16b
-	pmull	v31.8h, v10.8b, v20.8b
-	eor	v18.16b, v24.16b, v18.16b
-	eor	v24.16b, v25.16b, v31.16b
-	eor	v25.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v18.16b, v30.16b, v18.16b
-	eor	v17.16b, v17.16b, v22.16b
-	ldp	q22, q27, [x4, #128]
-	ldp	q30, q31, [x4, #160]
-	ldr	q8, [x5, #48]
-	eor	v25.16b, v29.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	pmull	v26.8h, v22.8b, v1.8b
-	pmull	v29.8h, v27.8b, v2.8b
-	pmull	v9.8h, v30.8b, v3.8b
-	pmull	v10.8h, v31.8b, v4.8b
-	pmull2	v22.8h, v22.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v26.16b, v26.16b, v29.16b
-	pmull2	v29.8h, v30.16b, v3.16b
-	pmull2	v30.8h, v31.16b, v4.16b
-	eor	v22.16b, v22.16b, v27.16b
-	pmull2	v27.8h, v8.16b, v21.16b
-	pmull	v31.8h, v8.8b, v21.8b
-	eor	v17.16b, v17.16b, v23.16b
-	ldp	q23, q8, [x4, #192]
-	eor	v9.16b, v9.16b, v10.16b
-	ldp	q10, q11, [x4, #224]
-	eor	v26.16b, v26.16b, v9.16b
-	eor	v29.16b, v29.16b, v30.16b
-	pmull	v30.8h, v23.8b, v5.8b
-	pmull	v9.8h, v8.8b, v6.8b
-	pmull2	v23.8h, v23.16b, v5.16b
-	pmull2	v8.8h, v8.16b, v6.16b
-	eor	v30.16b, v30.16b, v9.16b
-	pmull	v9.8h, v10.8b, v7.8b
-	pmull2	v10.8h, v10.16b, v7.16b
-	eor	v23.16b, v23.16b, v8.16b
-	pmull	v8.8h, v11.8b, v16.8b
-	pmull2	v11.8h, v11.16b, v16.16b
-	eor	v8.16b, v9.16b, v8.16b
-	eor	v22.16b, v22.16b, v29.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v29.16b, v30.16b, v8.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v18.16b, v18.16b, v24.16b
-	ldr	q24, [x5, #64]
-	ldr	q27, [x5, #80]
-	ldr	q29, [x5, #96]
-	ldr	q30, [x5, #112]
-	eor	v31.16b, v10.16b, v11.16b
-	pmull2	v8.8h, v24.16b, v19.16b
-	pmull	v24.8h, v24.8b, v19.8b
-	pmull2	v9.8h, v27.16b, v0.16b
-	pmull	v27.8h, v27.8b, v0.8b
-	pmull2	v10.8h, v29.16b, v20.16b
-	pmull	v29.8h, v29.8b, v20.8b
-	pmull2	v11.8h, v30.16b, v21.16b
-	pmull	v30.8h, v30.8b, v21.8b
-	eor	v24.16b, v8.16b, v24.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v29.16b, v10.16b, v29.16b
-	eor	v30.16b, v11.16b, v30.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v29.16b, v30.16b
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	ldp	q23, q27, [x4, #256]
-	ldp	q29, q30, [x4, #288]
-	ext	v31.16b, v28.16b, v26.16b, #14
-	ext	v26.16b, v26.16b, v28.16b, #14
-	ext	v8.16b, v28.16b, v24.16b, #14
-	pmull	v9.8h, v23.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v23.8h, v23.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v23.16b, v23.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v24.16b, v24.16b, v28.16b, #14
-	ext	v30.16b, v31.16b, v28.16b, #1
-	ldp	q31, q9, [x4, #320]
-	eor	v23.16b, v23.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #9
-	ext	v29.16b, v28.16b, v22.16b, #14
-	ext	v22.16b, v22.16b, v28.16b, #14
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #1
-	ext	v24.16b, v28.16b, v24.16b, #9
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #1
-	ext	v22.16b, v28.16b, v22.16b, #9
-	eor	v24.16b, v8.16b, v24.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x4, #352]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v22.16b, v29.16b, v22.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v24.16b
-	eor	v17.16b, v17.16b, v22.16b
-	ldr	q22, [x5, #128]
-	ldr	q24, [x5, #144]
-	ldr	q9, [x5, #160]
-	ldr	q10, [x5, #176]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v24.16b, v0.16b
-	pmull	v24.8h, v24.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v24.16b, v8.16b, v24.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v24.16b
-	eor	v24.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v24.16b
-	eor	v23.16b, v23.16b, v26.16b
-	ldp	q24, q26, [x4, #384]
-	ldp	q29, q30, [x4, #416]
-	ext	v31.16b, v28.16b, v27.16b, #12
-	ext	v27.16b, v27.16b, v28.16b, #12
-	ext	v8.16b, v28.16b, v22.16b, #12
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v26.8h, v26.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v26.16b
-	eor	v26.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #12
-	ext	v30.16b, v31.16b, v28.16b, #2
-	ldp	q31, q9, [x4, #448]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v27.16b, v28.16b, v27.16b, #10
-	ext	v29.16b, v28.16b, v23.16b, #12
-	ext	v23.16b, v23.16b, v28.16b, #12
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #2
-	ext	v22.16b, v28.16b, v22.16b, #10
-	eor	v27.16b, v30.16b, v27.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #2
-	ext	v23.16b, v28.16b, v23.16b, #10
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v27.16b
-	ldp	q27, q31, [x4, #480]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v27.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x5, #192]
-	ldr	q23, [x5, #208]
-	ldr	q9, [x5, #224]
-	ldr	q10, [x5, #240]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v27.8h, v27.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	ldp	q24, q27, [x4, #512]
-	ldp	q29, q30, [x4, #544]
-	ext	v31.16b, v28.16b, v26.16b, #10
-	ext	v26.16b, v26.16b, v28.16b, #10
-	ext	v8.16b, v28.16b, v22.16b, #10
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #10
-	ext	v30.16b, v31.16b, v28.16b, #3
-	ldp	q31, q9, [x4, #576]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #11
-	ext	v29.16b, v28.16b, v23.16b, #10
-	ext	v23.16b, v23.16b, v28.16b, #10
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #3
-	ext	v22.16b, v28.16b, v22.16b, #11
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #3
-	ext	v23.16b, v28.16b, v23.16b, #11
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x4, #608]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x5, #256]
-	ldr	q23, [x5, #272]
-	ldr	q9, [x5, #288]
-	ldr	q10, [x5, #304]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v26.16b
-	ldp	q24, q26, [x4, #640]
-	ldp	q29, q30, [x4, #672]
-	ext	v31.16b, v28.16b, v27.16b, #8
-	ext	v27.16b, v27.16b, v28.16b, #8
-	ext	v8.16b, v28.16b, v22.16b, #8
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v26.8h, v26.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v26.16b
-	eor	v26.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #8
-	ext	v30.16b, v31.16b, v28.16b, #4
-	ldp	q31, q9, [x4, #704]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v27.16b, v28.16b, v27.16b, #12
-	ext	v29.16b, v28.16b, v23.16b, #8
-	ext	v23.16b, v23.16b, v28.16b, #8
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #4
-	ext	v22.16b, v28.16b, v22.16b, #12
-	eor	v27.16b, v30.16b, v27.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #4
-	ext	v23.16b, v28.16b, v23.16b, #12
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v27.16b
-	ldp	q27, q31, [x4, #736]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v27.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x5, #320]
-	ldr	q23, [x5, #336]
-	ldr	q9, [x5, #352]
-	ldr	q10, [x5, #368]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v27.8h, v27.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v27.16b
-	ldp	q24, q27, [x4, #768]
-	ldp	q29, q30, [x4, #800]
-	ext	v31.16b, v28.16b, v26.16b, #6
-	ext	v26.16b, v26.16b, v28.16b, #6
-	ext	v8.16b, v28.16b, v22.16b, #6
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v27.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v24.8h, v24.16b, v1.16b
-	pmull2	v27.8h, v27.16b, v2.16b
-	eor	v9.16b, v9.16b, v10.16b
-	pmull	v10.8h, v30.8b, v4.8b
-	pmull2	v29.8h, v29.16b, v3.16b
-	pmull2	v30.8h, v30.16b, v4.16b
-	eor	v10.16b, v11.16b, v10.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v27.16b, v9.16b, v10.16b
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v22.16b, v22.16b, v28.16b, #6
-	ext	v30.16b, v31.16b, v28.16b, #5
-	ldp	q31, q9, [x4, #832]
-	eor	v24.16b, v24.16b, v29.16b
-	ext	v26.16b, v28.16b, v26.16b, #13
-	ext	v29.16b, v28.16b, v23.16b, #6
-	ext	v23.16b, v23.16b, v28.16b, #6
-	pmull	v10.8h, v31.8b, v5.8b
-	ext	v8.16b, v8.16b, v28.16b, #5
-	ext	v22.16b, v28.16b, v22.16b, #13
-	eor	v26.16b, v30.16b, v26.16b
-	pmull2	v30.8h, v31.16b, v5.16b
-	ext	v29.16b, v29.16b, v28.16b, #5
-	ext	v23.16b, v28.16b, v23.16b, #13
-	eor	v22.16b, v8.16b, v22.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldp	q26, q31, [x4, #864]
-	pmull	v8.8h, v9.8b, v6.8b
-	pmull2	v9.8h, v9.16b, v6.16b
-	eor	v8.16b, v10.16b, v8.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v23.16b, v29.16b, v23.16b
-	pmull	v29.8h, v26.8b, v7.8b
-	eor	v18.16b, v18.16b, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	ldr	q22, [x5, #384]
-	ldr	q23, [x5, #400]
-	ldr	q9, [x5, #416]
-	ldr	q10, [x5, #432]
-	pmull	v11.8h, v31.8b, v16.8b
-	pmull2	v26.8h, v26.16b, v7.16b
-	pmull2	v31.8h, v31.16b, v16.16b
-	eor	v29.16b, v29.16b, v11.16b
-	pmull2	v11.8h, v22.16b, v19.16b
-	pmull	v22.8h, v22.8b, v19.8b
-	eor	v29.16b, v8.16b, v29.16b
-	pmull2	v8.8h, v23.16b, v0.16b
-	pmull	v23.8h, v23.8b, v0.8b
-	eor	v22.16b, v11.16b, v22.16b
-	pmull2	v11.8h, v9.16b, v20.16b
-	pmull	v9.8h, v9.8b, v20.8b
-	eor	v23.16b, v8.16b, v23.16b
-	pmull2	v8.8h, v10.16b, v21.16b
-	pmull	v10.8h, v10.8b, v21.8b
-	eor	v9.16b, v11.16b, v9.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v9.16b, v8.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v26.16b, v30.16b, v26.16b
-	eor	v22.16b, v22.16b, v23.16b
-	eor	v23.16b, v24.16b, v26.16b
-	ldp	q24, q26, [x4, #896]
-	ldp	q29, q30, [x4, #928]
-	ext	v31.16b, v28.16b, v27.16b, #4
-	ext	v27.16b, v27.16b, v28.16b, #4
-	ext	v8.16b, v28.16b, v22.16b, #4
-	pmull	v9.8h, v24.8b, v1.8b
-	pmull	v10.8h, v26.8b, v2.8b
-	pmull	v11.8h, v29.8b, v3.8b
-	pmull2	v1.8h, v24.16b, v1.16b
-	pmull	v24.8h, v30.8b, v4.8b
-	pmull2	v2.8h, v26.16b, v2.16b
-	eor	v26.16b, v9.16b, v10.16b
-	pmull2	v3.8h, v29.16b, v3.16b
-	pmull2	v4.8h, v30.16b, v4.16b
-	eor	v24.16b, v11.16b, v24.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v2.16b, v26.16b, v24.16b
-	eor	v3.16b, v3.16b, v4.16b
-	ext	v4.16b, v22.16b, v28.16b, #4
-	ext	v22.16b, v31.16b, v28.16b, #6
-	ldp	q24, q26, [x4, #960]
-	eor	v1.16b, v1.16b, v3.16b
-	ext	v3.16b, v28.16b, v27.16b, #14
-	ext	v27.16b, v28.16b, v23.16b, #4
-	ext	v23.16b, v23.16b, v28.16b, #4
-	pmull	v29.8h, v24.8b, v5.8b
-	ext	v30.16b, v8.16b, v28.16b, #6
-	ext	v4.16b, v28.16b, v4.16b, #14
-	eor	v3.16b, v22.16b, v3.16b
-	pmull2	v5.8h, v24.16b, v5.16b
-	ext	v22.16b, v27.16b, v28.16b, #6
-	ext	v23.16b, v28.16b, v23.16b, #14
-	eor	v4.16b, v30.16b, v4.16b
-	eor	v3.16b, v25.16b, v3.16b
-	ldp	q24, q25, [x4, #992]
-	pmull	v27.8h, v26.8b, v6.8b
-	pmull2	v6.8h, v26.16b, v6.16b
-	eor	v26.16b, v29.16b, v27.16b
-	eor	v5.16b, v5.16b, v6.16b
-	eor	v6.16b, v22.16b, v23.16b
-	pmull	v22.8h, v24.8b, v7.8b
-	eor	v4.16b, v18.16b, v4.16b
-	eor	v6.16b, v17.16b, v6.16b
-	ldr	q17, [x5, #448]
-	ldr	q18, [x5, #464]
-	ldr	q23, [x5, #480]
-	ldr	q27, [x5, #496]
-	pmull	v29.8h, v25.8b, v16.8b
-	pmull2	v30.8h, v17.16b, v19.16b
-	pmull	v17.8h, v17.8b, v19.8b
-	pmull2	v19.8h, v18.16b, v0.16b
-	pmull	v0.8h, v18.8b, v0.8b
-	pmull2	v18.8h, v23.16b, v20.16b
-	pmull	v20.8h, v23.8b, v20.8b
-	pmull2	v23.8h, v27.16b, v21.16b
-	pmull	v21.8h, v27.8b, v21.8b
-	pmull2	v7.8h, v24.16b, v7.16b
-	pmull2	v16.8h, v25.16b, v16.16b
-	eor	v22.16b, v22.16b, v29.16b
-	eor	v17.16b, v30.16b, v17.16b
-	eor	v0.16b, v19.16b, v0.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v19.16b, v23.16b, v21.16b
-	eor	v20.16b, v26.16b, v22.16b
-	eor	v7.16b, v7.16b, v16.16b
-	eor	v0.16b, v17.16b, v0.16b
-	eor	v16.16b, v18.16b, v19.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v5.16b, v5.16b, v7.16b
-	eor	v0.16b, v0.16b, v16.16b
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v28.16b, v2.16b, #2
-	ext	v2.16b, v2.16b, v28.16b, #2
-	ext	v7.16b, v28.16b, v0.16b, #2
-	ext	v0.16b, v0.16b, v28.16b, #2
-	ext	v5.16b, v5.16b, v28.16b, #7
-	ext	v2.16b, v28.16b, v2.16b, #15
-	ext	v16.16b, v28.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v28.16b, #2
-	ext	v7.16b, v7.16b, v28.16b, #7
-	ext	v0.16b, v28.16b, v0.16b, #15
-	eor	v2.16b, v5.16b, v2.16b
-	ext	v5.16b, v16.16b, v28.16b, #7
-	ext	v1.16b, v28.16b, v1.16b, #15
-	eor	v0.16b, v7.16b, v0.16b
-	eor	v2.16b, v3.16b, v2.16b
-	eor	v1.16b, v5.16b, v1.16b
-	eor	v0.16b, v4.16b, v0.16b
-	eor	v1.16b, v6.16b, v1.16b
-	eor	v0.16b, v0.16b, v2.16b
-	adrp	x4, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	eor	v0.16b, v0.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	ext	v4.16b, v3.16b, v0.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x4]
-	eor	v2.16b, v2.16b, v4.16b
-	ext	v4.16b, v0.16b, v3.16b, #8
-	dup	v0.2d, v2.d[0]
-	ext	v2.16b, v2.16b, v2.16b, #8
-	ushl	v3.2d, v0.2d, v5.2d
-	ushl	v16.2d, v0.2d, v6.2d
-	ushl	v0.2d, v0.2d, v7.2d
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v0.16b, v3.16b, v0.16b
-	dup	v2.2d, v0.d[0]
-	ext	v0.16b, v0.16b, v0.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v0.16b, v2.16b, v0.16b
-	eor	v0.16b, v3.16b, v0.16b
-	eor	v0.16b, v0.16b, v1.16b
-	add	x1, x1, #128
-	sub	x2, x2, #128
-	b	.Laesgen_neon_tbl_gcm_r2_start_hash8
-.Laesgen_neon_tbl_gcm_r2_start_hashed8:
-.Laesgen_neon_tbl_gcm_r2_start_hash1:
-	cmp	x2, #16
-	b.lo	.Laesgen_neon_tbl_gcm_r2_start_hashed1
-	add	x4, x0, #1216
-	add	x5, x0, #2240
-	ldr	q1, [x1]
-	ldr	q2, [x4, #240]
-	ldr	d3, [x5, #120]
-	movi	v4.2d, #0x0000000000000000
-	ldr	q5, [x4, #112]
-	rev64	v1.16b, v1.16b
-	ldr	d6, [x5, #56]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	ldr	q0, [x4, #368]
-	ext	v7.16b, v1.16b, v1.16b, #8
-	pmull	v16.8h, v2.8b, v1.8b
-	eor	v7.16b, v7.16b, v1.16b
-	ldr	d17, [x5, #184]
-	pmull	v3.8h, v3.8b, v7.8b
-	pmull2	v2.8h, v2.16b, v1.16b
-	ext	v18.16b, v4.16b, v16.16b, #14
-	ext	v16.16b, v16.16b, v4.16b, #14
-	ext	v19.16b, v4.16b, v3.16b, #14
-	ext	v3.16b, v3.16b, v4.16b, #14
-	pmull	v20.8h, v0.8b, v1.8b
-	pmull	v17.8h, v17.8b, v7.8b
-	ext	v18.16b, v18.16b, v4.16b, #1
-	ext	v16.16b, v4.16b, v16.16b, #9
-	ext	v21.16b, v4.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v4.16b, #14
-	ext	v19.16b, v19.16b, v4.16b, #1
-	ext	v3.16b, v4.16b, v3.16b, #9
-	pmull2	v0.8h, v0.16b, v1.16b
-	pmull	v22.8h, v5.8b, v1.8b
-	ext	v23.16b, v4.16b, v20.16b, #12
-	pmull	v6.8h, v6.8b, v7.8b
-	eor	v16.16b, v18.16b, v16.16b
-	ext	v18.16b, v21.16b, v4.16b, #1
-	ext	v2.16b, v4.16b, v2.16b, #9
-	eor	v3.16b, v19.16b, v3.16b
-	pmull2	v5.8h, v5.16b, v1.16b
-	ext	v19.16b, v20.16b, v4.16b, #12
-	ext	v20.16b, v4.16b, v17.16b, #12
-	ext	v21.16b, v23.16b, v4.16b, #2
-	ext	v19.16b, v4.16b, v19.16b, #10
-	ext	v23.16b, v4.16b, v0.16b, #12
-	ext	v0.16b, v0.16b, v4.16b, #12
-	ext	v20.16b, v20.16b, v4.16b, #2
-	eor	v16.16b, v22.16b, v16.16b
-	ldr	q22, [x4, #496]
-	ext	v17.16b, v17.16b, v4.16b, #12
-	eor	v2.16b, v18.16b, v2.16b
-	ext	v17.16b, v4.16b, v17.16b, #10
-	eor	v3.16b, v6.16b, v3.16b
-	pmull	v6.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v4.16b, #2
-	ext	v0.16b, v4.16b, v0.16b, #10
-	eor	v17.16b, v20.16b, v17.16b
-	eor	v2.16b, v5.16b, v2.16b
-	ldr	d5, [x5, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v4.16b, v6.16b, #10
-	ext	v6.16b, v6.16b, v4.16b, #10
-	ext	v21.16b, v21.16b, v4.16b, #3
-	pmull	v5.8h, v5.8b, v7.8b
-	ext	v6.16b, v4.16b, v6.16b, #11
-	ext	v22.16b, v4.16b, v5.16b, #10
-	ext	v23.16b, v4.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v4.16b, #10
-	ext	v22.16b, v22.16b, v4.16b, #3
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q18, [x4, #624]
-	ext	v5.16b, v5.16b, v4.16b, #10
-	eor	v0.16b, v19.16b, v0.16b
-	ext	v5.16b, v4.16b, v5.16b, #11
-	eor	v3.16b, v3.16b, v17.16b
-	pmull	v17.8h, v18.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v19.16b, v23.16b, v4.16b, #3
-	ext	v20.16b, v4.16b, v20.16b, #11
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v0.16b, v2.16b, v0.16b
-	ldr	d2, [x5, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v4.16b, v17.16b, #8
-	ext	v17.16b, v17.16b, v4.16b, #8
-	ext	v21.16b, v21.16b, v4.16b, #4
-	pmull	v2.8h, v2.8b, v7.8b
-	ext	v17.16b, v4.16b, v17.16b, #12
-	ext	v22.16b, v4.16b, v2.16b, #8
-	ext	v23.16b, v4.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v4.16b, #8
-	ext	v22.16b, v22.16b, v4.16b, #4
-	eor	v6.16b, v16.16b, v6.16b
-	ldr	q16, [x4, #752]
-	ext	v2.16b, v2.16b, v4.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v2.16b, v4.16b, v2.16b, #12
-	eor	v3.16b, v3.16b, v5.16b
-	pmull	v5.8h, v16.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v20.16b, v23.16b, v4.16b, #4
-	ext	v18.16b, v4.16b, v18.16b, #12
-	eor	v2.16b, v22.16b, v2.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x5, #376]
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v21.16b, v4.16b, v5.16b, #6
-	ext	v5.16b, v5.16b, v4.16b, #6
-	ext	v21.16b, v21.16b, v4.16b, #5
-	pmull	v19.8h, v19.8b, v7.8b
-	ext	v5.16b, v4.16b, v5.16b, #13
-	ext	v22.16b, v4.16b, v19.16b, #6
-	ext	v23.16b, v4.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v4.16b, #6
-	ext	v22.16b, v22.16b, v4.16b, #5
-	eor	v6.16b, v6.16b, v17.16b
-	ldr	q17, [x4, #880]
-	ext	v19.16b, v19.16b, v4.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v4.16b, v19.16b, #13
-	eor	v2.16b, v3.16b, v2.16b
-	pmull	v3.8h, v17.8b, v1.8b
-	eor	v5.16b, v21.16b, v5.16b
-	ext	v20.16b, v23.16b, v4.16b, #5
-	ext	v16.16b, v4.16b, v16.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x5, #440]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v4.16b, v3.16b, #4
-	ext	v3.16b, v3.16b, v4.16b, #4
-	ext	v21.16b, v21.16b, v4.16b, #6
-	pmull	v18.8h, v18.8b, v7.8b
-	ext	v3.16b, v4.16b, v3.16b, #14
-	ext	v22.16b, v4.16b, v18.16b, #4
-	ext	v23.16b, v4.16b, v17.16b, #4
-	ext	v17.16b, v17.16b, v4.16b, #4
-	ext	v22.16b, v22.16b, v4.16b, #6
-	eor	v5.16b, v6.16b, v5.16b
-	ldr	q6, [x4, #1008]
-	ext	v18.16b, v18.16b, v4.16b, #4
-	eor	v16.16b, v20.16b, v16.16b
-	ext	v18.16b, v4.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v6.8b, v1.8b
-	eor	v3.16b, v21.16b, v3.16b
-	ext	v20.16b, v23.16b, v4.16b, #6
-	ext	v17.16b, v4.16b, v17.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v16.16b
-	ldr	d16, [x5, #504]
-	pmull2	v1.8h, v6.16b, v1.16b
-	ext	v6.16b, v4.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v4.16b, #2
-	ext	v6.16b, v6.16b, v4.16b, #7
-	pmull	v7.8h, v16.8b, v7.8b
-	ext	v16.16b, v4.16b, v19.16b, #15
-	ext	v19.16b, v4.16b, v7.16b, #2
-	ext	v21.16b, v4.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v4.16b, #2
-	ext	v19.16b, v19.16b, v4.16b, #7
-	eor	v3.16b, v5.16b, v3.16b
-	ext	v5.16b, v7.16b, v4.16b, #2
-	eor	v7.16b, v20.16b, v17.16b
-	ext	v5.16b, v4.16b, v5.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v6.16b, v6.16b, v16.16b
-	ext	v16.16b, v21.16b, v4.16b, #7
-	ext	v1.16b, v4.16b, v1.16b, #15
-	eor	v4.16b, v19.16b, v5.16b
-	eor	v0.16b, v0.16b, v7.16b
-	eor	v3.16b, v3.16b, v6.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	adrp	x4, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	ext	v4.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x4]
-	eor	v3.16b, v3.16b, v4.16b
-	ext	v4.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v3.d[0]
-	ext	v2.16b, v3.16b, v3.16b, #8
-	ushl	v3.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	add	x1, x1, #16
-	sub	x2, x2, #16
-	b	.Laesgen_neon_tbl_gcm_r2_start_hash1
-.Laesgen_neon_tbl_gcm_r2_start_hashed1:
-	cbz	x2, .Laesgen_neon_tbl_gcm_r2_start_absorbed
-	add	x4, x0, #2800
-	tbz	x2, #3, .Laesgen_neon_tbl_gcm_r2_start_no8_2
-	ldr	x5, [x1]
-	str	x5, [x4]
-	add	x1, x1, #8
-	add	x4, x4, #8
-.Laesgen_neon_tbl_gcm_r2_start_no8_2:
-	tbz	x2, #2, .Laesgen_neon_tbl_gcm_r2_start_no4_2
-	ldr	w5, [x1]
-	str	w5, [x4]
-	add	x1, x1, #4
-	add	x4, x4, #4
-.Laesgen_neon_tbl_gcm_r2_start_no4_2:
-	tbz	x2, #1, .Laesgen_neon_tbl_gcm_r2_start_no2_2
-	ldrb	w5, [x1]
-	strb	w5, [x4]
-	ldrb	w5, [x1, #1]
-	strb	w5, [x4, #1]
-	add	x1, x1, #2
-	add	x4, x4, #2
-.Laesgen_neon_tbl_gcm_r2_start_no2_2:
-	tbz	x2, #0, .Laesgen_neon_tbl_gcm_r2_start_no1_2
-	ldrb	w5, [x1]
-	strb	w5, [x4]
-.Laesgen_neon_tbl_gcm_r2_start_no1_2:
-.Laesgen_neon_tbl_gcm_r2_start_absorbed:
-	str	q0, [x0, #2784]
-	ldr	q0, [x0, #2784]
-	ldr	x1, [x0, #2856]
-	and	x1, x1, #15
-	cbz	x1, .Laesgen_neon_tbl_gcm_r2_start_flushed
-	ldr	q1, [x0, #2800]
-	rev64	v1.16b, v1.16b
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	add	x1, x0, #1216
-	add	x2, x0, #2240
-	ldr	q0, [x1, #240]
-	ldr	d2, [x2, #120]
-	ext	v3.16b, v1.16b, v1.16b, #8
-	ldr	q4, [x1, #368]
-	eor	v3.16b, v3.16b, v1.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x2, #184]
-	pmull	v7.8h, v0.8b, v1.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x1, #112]
-	ldr	d17, [x2, #56]
-	pmull2	v0.8h, v0.16b, v1.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v1.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v0.16b, #14
-	ext	v0.16b, v0.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v1.16b
-	pmull	v22.8h, v16.8b, v1.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v0.16b, v5.16b, v0.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v1.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x1, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v0.16b, v18.16b, v0.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v1.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v0.16b, v16.16b, v0.16b
-	ldr	d16, [x2, #248]
-	pmull2	v20.8h, v22.16b, v1.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x1, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v1.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v0.16b, v0.16b, v4.16b
-	ldr	d4, [x2, #312]
-	pmull2	v18.8h, v18.16b, v1.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x1, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v1.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v0.16b, v0.16b, v19.16b
-	ldr	d19, [x2, #376]
-	pmull2	v17.8h, v17.16b, v1.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x1, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v1.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v0.16b, v0.16b, v18.16b
-	ldr	d18, [x2, #440]
-	pmull2	v7.8h, v7.16b, v1.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x1, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v1.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v0.16b, v0.16b, v17.16b
-	ldr	d17, [x2, #504]
-	pmull2	v1.8h, v16.16b, v1.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v1.16b, #2
-	ext	v1.16b, v1.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v1.16b, v5.16b, v1.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v1.16b, v16.16b, v1.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v0.16b, v1.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #2800]
-.Laesgen_neon_tbl_gcm_r2_start_flushed:
-	fmov	d1, x3
-	eor	v0.16b, v0.16b, v1.16b
-	add	x1, x0, #1216
-	add	x2, x0, #2240
-	ldr	q1, [x1, #240]
-	ldr	d2, [x2, #120]
-	ext	v3.16b, v0.16b, v0.16b, #8
-	ldr	q4, [x1, #368]
-	eor	v3.16b, v3.16b, v0.16b
-	movi	v5.2d, #0x0000000000000000
-	ldr	d6, [x2, #184]
-	pmull	v7.8h, v1.8b, v0.8b
-	pmull	v2.8h, v2.8b, v3.8b
-	ldr	q16, [x1, #112]
-	ldr	d17, [x2, #56]
-	pmull2	v1.8h, v1.16b, v0.16b
-	ext	v18.16b, v5.16b, v7.16b, #14
-	ext	v7.16b, v7.16b, v5.16b, #14
-	ext	v19.16b, v5.16b, v2.16b, #14
-	ext	v2.16b, v2.16b, v5.16b, #14
-	pmull	v20.8h, v4.8b, v0.8b
-	pmull	v6.8h, v6.8b, v3.8b
-	ext	v18.16b, v18.16b, v5.16b, #1
-	ext	v7.16b, v5.16b, v7.16b, #9
-	ext	v21.16b, v5.16b, v1.16b, #14
-	ext	v1.16b, v1.16b, v5.16b, #14
-	ext	v19.16b, v19.16b, v5.16b, #1
-	ext	v2.16b, v5.16b, v2.16b, #9
-	pmull2	v4.8h, v4.16b, v0.16b
-	pmull	v22.8h, v16.8b, v0.8b
-	ext	v23.16b, v5.16b, v20.16b, #12
-	pmull	v17.8h, v17.8b, v3.8b
-	eor	v7.16b, v18.16b, v7.16b
-	ext	v18.16b, v21.16b, v5.16b, #1
-	ext	v1.16b, v5.16b, v1.16b, #9
-	eor	v2.16b, v19.16b, v2.16b
-	pmull2	v16.8h, v16.16b, v0.16b
-	ext	v19.16b, v20.16b, v5.16b, #12
-	ext	v20.16b, v5.16b, v6.16b, #12
-	ext	v21.16b, v23.16b, v5.16b, #2
-	ext	v19.16b, v5.16b, v19.16b, #10
-	ext	v23.16b, v5.16b, v4.16b, #12
-	ext	v4.16b, v4.16b, v5.16b, #12
-	ext	v20.16b, v20.16b, v5.16b, #2
-	eor	v7.16b, v22.16b, v7.16b
-	ldr	q22, [x1, #496]
-	ext	v6.16b, v6.16b, v5.16b, #12
-	eor	v1.16b, v18.16b, v1.16b
-	ext	v6.16b, v5.16b, v6.16b, #10
-	eor	v2.16b, v17.16b, v2.16b
-	pmull	v17.8h, v22.8b, v0.8b
-	eor	v18.16b, v21.16b, v19.16b
-	ext	v19.16b, v23.16b, v5.16b, #2
-	ext	v4.16b, v5.16b, v4.16b, #10
-	eor	v6.16b, v20.16b, v6.16b
-	eor	v1.16b, v16.16b, v1.16b
-	ldr	d16, [x2, #248]
-	pmull2	v20.8h, v22.16b, v0.16b
-	ext	v21.16b, v5.16b, v17.16b, #10
-	ext	v17.16b, v17.16b, v5.16b, #10
-	ext	v21.16b, v21.16b, v5.16b, #3
-	pmull	v16.8h, v16.8b, v3.8b
-	ext	v17.16b, v5.16b, v17.16b, #11
-	ext	v22.16b, v5.16b, v16.16b, #10
-	ext	v23.16b, v5.16b, v20.16b, #10
-	ext	v20.16b, v20.16b, v5.16b, #10
-	ext	v22.16b, v22.16b, v5.16b, #3
-	eor	v7.16b, v7.16b, v18.16b
-	ldr	q18, [x1, #624]
-	ext	v16.16b, v16.16b, v5.16b, #10
-	eor	v4.16b, v19.16b, v4.16b
-	ext	v16.16b, v5.16b, v16.16b, #11
-	eor	v2.16b, v2.16b, v6.16b
-	pmull	v6.8h, v18.8b, v0.8b
-	eor	v17.16b, v21.16b, v17.16b
-	ext	v19.16b, v23.16b, v5.16b, #3
-	ext	v20.16b, v5.16b, v20.16b, #11
-	eor	v16.16b, v22.16b, v16.16b
-	eor	v1.16b, v1.16b, v4.16b
-	ldr	d4, [x2, #312]
-	pmull2	v18.8h, v18.16b, v0.16b
-	ext	v21.16b, v5.16b, v6.16b, #8
-	ext	v6.16b, v6.16b, v5.16b, #8
-	ext	v21.16b, v21.16b, v5.16b, #4
-	pmull	v4.8h, v4.8b, v3.8b
-	ext	v6.16b, v5.16b, v6.16b, #12
-	ext	v22.16b, v5.16b, v4.16b, #8
-	ext	v23.16b, v5.16b, v18.16b, #8
-	ext	v18.16b, v18.16b, v5.16b, #8
-	ext	v22.16b, v22.16b, v5.16b, #4
-	eor	v7.16b, v7.16b, v17.16b
-	ldr	q17, [x1, #752]
-	ext	v4.16b, v4.16b, v5.16b, #8
-	eor	v19.16b, v19.16b, v20.16b
-	ext	v4.16b, v5.16b, v4.16b, #12
-	eor	v2.16b, v2.16b, v16.16b
-	pmull	v16.8h, v17.8b, v0.8b
-	eor	v6.16b, v21.16b, v6.16b
-	ext	v20.16b, v23.16b, v5.16b, #4
-	ext	v18.16b, v5.16b, v18.16b, #12
-	eor	v4.16b, v22.16b, v4.16b
-	eor	v1.16b, v1.16b, v19.16b
-	ldr	d19, [x2, #376]
-	pmull2	v17.8h, v17.16b, v0.16b
-	ext	v21.16b, v5.16b, v16.16b, #6
-	ext	v16.16b, v16.16b, v5.16b, #6
-	ext	v21.16b, v21.16b, v5.16b, #5
-	pmull	v19.8h, v19.8b, v3.8b
-	ext	v16.16b, v5.16b, v16.16b, #13
-	ext	v22.16b, v5.16b, v19.16b, #6
-	ext	v23.16b, v5.16b, v17.16b, #6
-	ext	v17.16b, v17.16b, v5.16b, #6
-	ext	v22.16b, v22.16b, v5.16b, #5
-	eor	v6.16b, v7.16b, v6.16b
-	ldr	q7, [x1, #880]
-	ext	v19.16b, v19.16b, v5.16b, #6
-	eor	v18.16b, v20.16b, v18.16b
-	ext	v19.16b, v5.16b, v19.16b, #13
-	eor	v2.16b, v2.16b, v4.16b
-	pmull	v4.8h, v7.8b, v0.8b
-	eor	v16.16b, v21.16b, v16.16b
-	ext	v20.16b, v23.16b, v5.16b, #5
-	ext	v17.16b, v5.16b, v17.16b, #13
-	eor	v19.16b, v22.16b, v19.16b
-	eor	v1.16b, v1.16b, v18.16b
-	ldr	d18, [x2, #440]
-	pmull2	v7.8h, v7.16b, v0.16b
-	ext	v21.16b, v5.16b, v4.16b, #4
-	ext	v4.16b, v4.16b, v5.16b, #4
-	ext	v21.16b, v21.16b, v5.16b, #6
-	pmull	v18.8h, v18.8b, v3.8b
-	ext	v4.16b, v5.16b, v4.16b, #14
-	ext	v22.16b, v5.16b, v18.16b, #4
-	ext	v23.16b, v5.16b, v7.16b, #4
-	ext	v7.16b, v7.16b, v5.16b, #4
-	ext	v22.16b, v22.16b, v5.16b, #6
-	eor	v6.16b, v6.16b, v16.16b
-	ldr	q16, [x1, #1008]
-	ext	v18.16b, v18.16b, v5.16b, #4
-	eor	v17.16b, v20.16b, v17.16b
-	ext	v18.16b, v5.16b, v18.16b, #14
-	eor	v2.16b, v2.16b, v19.16b
-	pmull	v19.8h, v16.8b, v0.8b
-	eor	v4.16b, v21.16b, v4.16b
-	ext	v20.16b, v23.16b, v5.16b, #6
-	ext	v7.16b, v5.16b, v7.16b, #14
-	eor	v18.16b, v22.16b, v18.16b
-	eor	v1.16b, v1.16b, v17.16b
-	ldr	d17, [x2, #504]
-	pmull2	v0.8h, v16.16b, v0.16b
-	ext	v16.16b, v5.16b, v19.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #2
-	ext	v16.16b, v16.16b, v5.16b, #7
-	pmull	v3.8h, v17.8b, v3.8b
-	ext	v17.16b, v5.16b, v19.16b, #15
-	ext	v19.16b, v5.16b, v3.16b, #2
-	ext	v21.16b, v5.16b, v0.16b, #2
-	ext	v0.16b, v0.16b, v5.16b, #2
-	ext	v19.16b, v19.16b, v5.16b, #7
-	eor	v4.16b, v6.16b, v4.16b
-	ext	v3.16b, v3.16b, v5.16b, #2
-	eor	v6.16b, v20.16b, v7.16b
-	ext	v3.16b, v5.16b, v3.16b, #15
-	eor	v2.16b, v2.16b, v18.16b
-	eor	v7.16b, v16.16b, v17.16b
-	ext	v16.16b, v21.16b, v5.16b, #7
-	ext	v0.16b, v5.16b, v0.16b, #15
-	eor	v3.16b, v19.16b, v3.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v7.16b
-	eor	v0.16b, v16.16b, v0.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v0.16b, v1.16b, v0.16b
-	eor	v2.16b, v2.16b, v4.16b
-	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	eor	v2.16b, v2.16b, v0.16b
-	movi	v1.2d, #0x0000000000000000
-	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
-	ext	v3.16b, v1.16b, v2.16b, #8
-	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
-	eor	v4.16b, v4.16b, v3.16b
-	ext	v3.16b, v2.16b, v1.16b, #8
-	dup	v1.2d, v4.d[0]
-	ext	v2.16b, v4.16b, v4.16b, #8
-	ushl	v4.2d, v1.2d, v5.2d
-	ushl	v16.2d, v1.2d, v6.2d
-	ushl	v1.2d, v1.2d, v7.2d
-	eor	v4.16b, v4.16b, v16.16b
-	eor	v1.16b, v1.16b, v2.16b
-	eor	v0.16b, v0.16b, v3.16b
-	eor	v1.16b, v4.16b, v1.16b
-	dup	v2.2d, v1.d[0]
-	ext	v1.16b, v1.16b, v1.16b, #8
-	ushl	v3.2d, v2.2d, v5.2d
-	ushl	v4.2d, v2.2d, v6.2d
-	ushl	v2.2d, v2.2d, v7.2d
-	eor	v3.16b, v3.16b, v4.16b
-	eor	v1.16b, v2.16b, v1.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v0.16b, v1.16b, v0.16b
-	rev64	v0.16b, v0.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	movi	v1.2d, #0x0000000000000000
-	str	q1, [x0, #2784]
-	str	xzr, [x0, #2856]
-.Laesgen_neon_tbl_gcm_r2_start_have_j0:
 	rev32	v1.16b, v0.16b
 	movi	v2.2d, #0x0000000000000000
 	mov	w1, #1
@@ -18854,9 +21610,6 @@ aesgen_neon_tbl_gcm_r2_start:
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
 	str	x1, [x0, #2880]
-	ldr	x1, [x0, #2872]
-	cmp	x1, #0
-	b.ne	.Laesgen_neon_tbl_gcm_r2_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -21461,6 +24214,3677 @@ aesgen_neon_tbl_gcm_r2_start:
 	b	.Laesgen_neon_tbl_gcm_r2_start_aes_j0_done
 .Laesgen_neon_tbl_gcm_r2_start_aes_j0_done:
 	str	q0, [x0, #2752]
+	b	.Laesgen_neon_tbl_gcm_r2_start_have_j0
+.Laesgen_neon_tbl_gcm_r2_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #2872]
+	lsl	x3, x2, #3
+	ldr	q0, [x0, #2784]
+	ldr	x4, [x0, #2856]
+	ldr	x5, [x0, #2856]
+	add	x5, x5, x2
+	str	x5, [x0, #2856]
+	and	x4, x4, #15
+	cbz	x4, .Laesgen_neon_tbl_gcm_r2_start_whole
+	mov	x5, #16
+	sub	x5, x5, x4
+	cmp	x5, x2
+	b.ls	.Laesgen_neon_tbl_gcm_r2_start_keep
+	mov	x5, x2
+.Laesgen_neon_tbl_gcm_r2_start_keep:
+	add	x7, x0, #2800
+	add	x7, x7, x4
+	mov	x6, x1
+	tbz	x5, #3, .Laesgen_neon_tbl_gcm_r2_start_no8
+	ldr	x8, [x6]
+	str	x8, [x7]
+	add	x6, x6, #8
+	add	x7, x7, #8
+.Laesgen_neon_tbl_gcm_r2_start_no8:
+	tbz	x5, #2, .Laesgen_neon_tbl_gcm_r2_start_no4
+	ldr	w8, [x6]
+	str	w8, [x7]
+	add	x6, x6, #4
+	add	x7, x7, #4
+.Laesgen_neon_tbl_gcm_r2_start_no4:
+	tbz	x5, #1, .Laesgen_neon_tbl_gcm_r2_start_no2
+	ldrb	w8, [x6]
+	strb	w8, [x7]
+	ldrb	w8, [x6, #1]
+	strb	w8, [x7, #1]
+	add	x6, x6, #2
+	add	x7, x7, #2
+.Laesgen_neon_tbl_gcm_r2_start_no2:
+	tbz	x5, #0, .Laesgen_neon_tbl_gcm_r2_start_no1
+	ldrb	w8, [x6]
+	strb	w8, [x7]
+.Laesgen_neon_tbl_gcm_r2_start_no1:
+	add	x1, x1, x5
+	sub	x2, x2, x5
+	add	x4, x4, x5
+	cmp	x4, #16
+	b.ne	.Laesgen_neon_tbl_gcm_r2_start_absorbed
+	ldr	q1, [x0, #2800]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	add	x4, x0, #1216
+	add	x5, x0, #2240
+	ldr	q0, [x4, #240]
+	ldr	d2, [x5, #120]
+	ext	v3.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x4, #368]
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x5, #184]
+	pmull	v7.8h, v0.8b, v1.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x4, #112]
+	ldr	d17, [x5, #56]
+	pmull2	v0.8h, v0.16b, v1.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v1.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v0.16b, #14
+	ext	v0.16b, v0.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v1.16b
+	pmull	v22.8h, v16.8b, v1.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v0.16b, v5.16b, v0.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x4, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v0.16b, v18.16b, v0.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v0.16b, v16.16b, v0.16b
+	ldr	d16, [x5, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x4, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v0.16b, v0.16b, v4.16b
+	ldr	d4, [x5, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x4, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x5, #376]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x4, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v1.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x5, #440]
+	pmull2	v7.8h, v7.16b, v1.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x4, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v1.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v17.16b
+	ldr	d17, [x5, #504]
+	pmull2	v1.8h, v16.16b, v1.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v1.16b, v5.16b, v1.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x4, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x4]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x0, #2800]
+.Laesgen_neon_tbl_gcm_r2_start_whole:
+.Laesgen_neon_tbl_gcm_r2_start_hash8:
+	cmp	x2, #128
+	b.lo	.Laesgen_neon_tbl_gcm_r2_start_hashed8
+	add	x4, x0, #1216
+	add	x5, x0, #2240
+	ldp	q1, q2, [x1]
+	ldp	q3, q4, [x1, #32]
+	ldp	q5, q6, [x1, #64]
+	ldp	q7, q16, [x1, #96]
+	ldp	q17, q18, [x4]
+	rev64	v1.16b, v1.16b
+	rev64	v2.16b, v2.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	rev64	v3.16b, v3.16b
+	rev64	v4.16b, v4.16b
+	rev64	v5.16b, v5.16b
+	rev64	v6.16b, v6.16b
+	rev64	v7.16b, v7.16b
+	rev64	v16.16b, v16.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
+	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v4.16b, v4.16b, v4.16b, #8
+	ext	v5.16b, v5.16b, v5.16b, #8
+	ext	v6.16b, v6.16b, v6.16b, #8
+	ext	v7.16b, v7.16b, v7.16b, #8
+	ext	v16.16b, v16.16b, v16.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	trn1	v0.2d, v3.2d, v4.2d
+	trn1	v19.2d, v1.2d, v2.2d
+	trn2	v20.2d, v1.2d, v2.2d
+	trn2	v21.2d, v3.2d, v4.2d
+	trn1	v22.2d, v5.2d, v6.2d
+	trn2	v23.2d, v5.2d, v6.2d
+	trn1	v24.2d, v7.2d, v16.2d
+	trn2	v25.2d, v7.2d, v16.2d
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v0.16b, v0.16b, v21.16b
+	eor	v20.16b, v22.16b, v23.16b
+	eor	v21.16b, v24.16b, v25.16b
+	ldp	q22, q23, [x4, #32]
+	ldp	q24, q25, [x4, #64]
+	ldp	q26, q27, [x4, #96]
+	movi	v28.2d, #0x0000000000000000
+	pmull	v29.8h, v17.8b, v1.8b
+	pmull	v30.8h, v18.8b, v2.8b
+	pmull	v31.8h, v22.8b, v3.8b
+	pmull	v8.8h, v23.8b, v4.8b
+	pmull	v9.8h, v24.8b, v5.8b
+	pmull	v10.8h, v25.8b, v6.8b
+	pmull	v11.8h, v26.8b, v7.8b
+	pmull2	v17.8h, v17.16b, v1.16b
+	pmull2	v18.8h, v18.16b, v2.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ldr	q30, [x5]
+	pmull2	v22.8h, v22.16b, v3.16b
+	pmull2	v23.8h, v23.16b, v4.16b
+	eor	v31.16b, v31.16b, v8.16b
+	pmull	v8.8h, v27.8b, v16.8b
+	pmull2	v24.8h, v24.16b, v5.16b
+	pmull2	v25.8h, v25.16b, v6.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull2	v10.8h, v30.16b, v19.16b
+	pmull	v30.8h, v30.8b, v19.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v27.8h, v27.16b, v16.16b
+	eor	v8.16b, v11.16b, v8.16b
+	eor	v30.16b, v10.16b, v30.16b
+	eor	v17.16b, v17.16b, v18.16b
+	ldr	q18, [x5, #16]
+	ldr	q10, [x5, #32]
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v25.16b
+	pmull2	v24.8h, v18.16b, v0.16b
+	pmull	v18.8h, v18.8b, v0.8b
+	pmull2	v25.8h, v10.16b, v20.16b
+	pmull	v31.8h, v10.8b, v20.8b
+	eor	v18.16b, v24.16b, v18.16b
+	eor	v24.16b, v25.16b, v31.16b
+	eor	v25.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v27.16b
+	eor	v18.16b, v30.16b, v18.16b
+	eor	v17.16b, v17.16b, v22.16b
+	ldp	q22, q27, [x4, #128]
+	ldp	q30, q31, [x4, #160]
+	ldr	q8, [x5, #48]
+	eor	v25.16b, v29.16b, v25.16b
+	eor	v23.16b, v23.16b, v26.16b
+	pmull	v26.8h, v22.8b, v1.8b
+	pmull	v29.8h, v27.8b, v2.8b
+	pmull	v9.8h, v30.8b, v3.8b
+	pmull	v10.8h, v31.8b, v4.8b
+	pmull2	v22.8h, v22.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v26.16b, v26.16b, v29.16b
+	pmull2	v29.8h, v30.16b, v3.16b
+	pmull2	v30.8h, v31.16b, v4.16b
+	eor	v22.16b, v22.16b, v27.16b
+	pmull2	v27.8h, v8.16b, v21.16b
+	pmull	v31.8h, v8.8b, v21.8b
+	eor	v17.16b, v17.16b, v23.16b
+	ldp	q23, q8, [x4, #192]
+	eor	v9.16b, v9.16b, v10.16b
+	ldp	q10, q11, [x4, #224]
+	eor	v26.16b, v26.16b, v9.16b
+	eor	v29.16b, v29.16b, v30.16b
+	pmull	v30.8h, v23.8b, v5.8b
+	pmull	v9.8h, v8.8b, v6.8b
+	pmull2	v23.8h, v23.16b, v5.16b
+	pmull2	v8.8h, v8.16b, v6.16b
+	eor	v30.16b, v30.16b, v9.16b
+	pmull	v9.8h, v10.8b, v7.8b
+	pmull2	v10.8h, v10.16b, v7.16b
+	eor	v23.16b, v23.16b, v8.16b
+	pmull	v8.8h, v11.8b, v16.8b
+	pmull2	v11.8h, v11.16b, v16.16b
+	eor	v8.16b, v9.16b, v8.16b
+	eor	v22.16b, v22.16b, v29.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v29.16b, v30.16b, v8.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v18.16b, v18.16b, v24.16b
+	ldr	q24, [x5, #64]
+	ldr	q27, [x5, #80]
+	ldr	q29, [x5, #96]
+	ldr	q30, [x5, #112]
+	eor	v31.16b, v10.16b, v11.16b
+	pmull2	v8.8h, v24.16b, v19.16b
+	pmull	v24.8h, v24.8b, v19.8b
+	pmull2	v9.8h, v27.16b, v0.16b
+	pmull	v27.8h, v27.8b, v0.8b
+	pmull2	v10.8h, v29.16b, v20.16b
+	pmull	v29.8h, v29.8b, v20.8b
+	pmull2	v11.8h, v30.16b, v21.16b
+	pmull	v30.8h, v30.8b, v21.8b
+	eor	v24.16b, v8.16b, v24.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v29.16b, v10.16b, v29.16b
+	eor	v30.16b, v11.16b, v30.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v29.16b, v30.16b
+	eor	v23.16b, v23.16b, v31.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	ldp	q23, q27, [x4, #256]
+	ldp	q29, q30, [x4, #288]
+	ext	v31.16b, v28.16b, v26.16b, #14
+	ext	v26.16b, v26.16b, v28.16b, #14
+	ext	v8.16b, v28.16b, v24.16b, #14
+	pmull	v9.8h, v23.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v23.8h, v23.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v23.16b, v23.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v24.16b, v24.16b, v28.16b, #14
+	ext	v30.16b, v31.16b, v28.16b, #1
+	ldp	q31, q9, [x4, #320]
+	eor	v23.16b, v23.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #9
+	ext	v29.16b, v28.16b, v22.16b, #14
+	ext	v22.16b, v22.16b, v28.16b, #14
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #1
+	ext	v24.16b, v28.16b, v24.16b, #9
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #1
+	ext	v22.16b, v28.16b, v22.16b, #9
+	eor	v24.16b, v8.16b, v24.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x4, #352]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v22.16b, v29.16b, v22.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v24.16b
+	eor	v17.16b, v17.16b, v22.16b
+	ldr	q22, [x5, #128]
+	ldr	q24, [x5, #144]
+	ldr	q9, [x5, #160]
+	ldr	q10, [x5, #176]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v24.16b, v0.16b
+	pmull	v24.8h, v24.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v24.16b, v8.16b, v24.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v24.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v23.16b, v23.16b, v26.16b
+	ldp	q24, q26, [x4, #384]
+	ldp	q29, q30, [x4, #416]
+	ext	v31.16b, v28.16b, v27.16b, #12
+	ext	v27.16b, v27.16b, v28.16b, #12
+	ext	v8.16b, v28.16b, v22.16b, #12
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v26.8h, v26.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v26.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #12
+	ext	v30.16b, v31.16b, v28.16b, #2
+	ldp	q31, q9, [x4, #448]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v27.16b, v28.16b, v27.16b, #10
+	ext	v29.16b, v28.16b, v23.16b, #12
+	ext	v23.16b, v23.16b, v28.16b, #12
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #2
+	ext	v22.16b, v28.16b, v22.16b, #10
+	eor	v27.16b, v30.16b, v27.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #2
+	ext	v23.16b, v28.16b, v23.16b, #10
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v27.16b
+	ldp	q27, q31, [x4, #480]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v27.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x5, #192]
+	ldr	q23, [x5, #208]
+	ldr	q9, [x5, #224]
+	ldr	q10, [x5, #240]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v27.8h, v27.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	ldp	q24, q27, [x4, #512]
+	ldp	q29, q30, [x4, #544]
+	ext	v31.16b, v28.16b, v26.16b, #10
+	ext	v26.16b, v26.16b, v28.16b, #10
+	ext	v8.16b, v28.16b, v22.16b, #10
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #10
+	ext	v30.16b, v31.16b, v28.16b, #3
+	ldp	q31, q9, [x4, #576]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #11
+	ext	v29.16b, v28.16b, v23.16b, #10
+	ext	v23.16b, v23.16b, v28.16b, #10
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #3
+	ext	v22.16b, v28.16b, v22.16b, #11
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #3
+	ext	v23.16b, v28.16b, v23.16b, #11
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x4, #608]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x5, #256]
+	ldr	q23, [x5, #272]
+	ldr	q9, [x5, #288]
+	ldr	q10, [x5, #304]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v26.16b
+	ldp	q24, q26, [x4, #640]
+	ldp	q29, q30, [x4, #672]
+	ext	v31.16b, v28.16b, v27.16b, #8
+	ext	v27.16b, v27.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v22.16b, #8
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v26.8h, v26.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v26.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #8
+	ext	v30.16b, v31.16b, v28.16b, #4
+	ldp	q31, q9, [x4, #704]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v27.16b, v28.16b, v27.16b, #12
+	ext	v29.16b, v28.16b, v23.16b, #8
+	ext	v23.16b, v23.16b, v28.16b, #8
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #4
+	ext	v22.16b, v28.16b, v22.16b, #12
+	eor	v27.16b, v30.16b, v27.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #4
+	ext	v23.16b, v28.16b, v23.16b, #12
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v27.16b
+	ldp	q27, q31, [x4, #736]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v27.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x5, #320]
+	ldr	q23, [x5, #336]
+	ldr	q9, [x5, #352]
+	ldr	q10, [x5, #368]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v27.8h, v27.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v26.16b, v26.16b, v29.16b
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v27.16b
+	ldp	q24, q27, [x4, #768]
+	ldp	q29, q30, [x4, #800]
+	ext	v31.16b, v28.16b, v26.16b, #6
+	ext	v26.16b, v26.16b, v28.16b, #6
+	ext	v8.16b, v28.16b, v22.16b, #6
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v27.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v24.8h, v24.16b, v1.16b
+	pmull2	v27.8h, v27.16b, v2.16b
+	eor	v9.16b, v9.16b, v10.16b
+	pmull	v10.8h, v30.8b, v4.8b
+	pmull2	v29.8h, v29.16b, v3.16b
+	pmull2	v30.8h, v30.16b, v4.16b
+	eor	v10.16b, v11.16b, v10.16b
+	eor	v24.16b, v24.16b, v27.16b
+	eor	v27.16b, v9.16b, v10.16b
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v22.16b, v22.16b, v28.16b, #6
+	ext	v30.16b, v31.16b, v28.16b, #5
+	ldp	q31, q9, [x4, #832]
+	eor	v24.16b, v24.16b, v29.16b
+	ext	v26.16b, v28.16b, v26.16b, #13
+	ext	v29.16b, v28.16b, v23.16b, #6
+	ext	v23.16b, v23.16b, v28.16b, #6
+	pmull	v10.8h, v31.8b, v5.8b
+	ext	v8.16b, v8.16b, v28.16b, #5
+	ext	v22.16b, v28.16b, v22.16b, #13
+	eor	v26.16b, v30.16b, v26.16b
+	pmull2	v30.8h, v31.16b, v5.16b
+	ext	v29.16b, v29.16b, v28.16b, #5
+	ext	v23.16b, v28.16b, v23.16b, #13
+	eor	v22.16b, v8.16b, v22.16b
+	eor	v25.16b, v25.16b, v26.16b
+	ldp	q26, q31, [x4, #864]
+	pmull	v8.8h, v9.8b, v6.8b
+	pmull2	v9.8h, v9.16b, v6.16b
+	eor	v8.16b, v10.16b, v8.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v23.16b, v29.16b, v23.16b
+	pmull	v29.8h, v26.8b, v7.8b
+	eor	v18.16b, v18.16b, v22.16b
+	eor	v17.16b, v17.16b, v23.16b
+	ldr	q22, [x5, #384]
+	ldr	q23, [x5, #400]
+	ldr	q9, [x5, #416]
+	ldr	q10, [x5, #432]
+	pmull	v11.8h, v31.8b, v16.8b
+	pmull2	v26.8h, v26.16b, v7.16b
+	pmull2	v31.8h, v31.16b, v16.16b
+	eor	v29.16b, v29.16b, v11.16b
+	pmull2	v11.8h, v22.16b, v19.16b
+	pmull	v22.8h, v22.8b, v19.8b
+	eor	v29.16b, v8.16b, v29.16b
+	pmull2	v8.8h, v23.16b, v0.16b
+	pmull	v23.8h, v23.8b, v0.8b
+	eor	v22.16b, v11.16b, v22.16b
+	pmull2	v11.8h, v9.16b, v20.16b
+	pmull	v9.8h, v9.8b, v20.8b
+	eor	v23.16b, v8.16b, v23.16b
+	pmull2	v8.8h, v10.16b, v21.16b
+	pmull	v10.8h, v10.8b, v21.8b
+	eor	v9.16b, v11.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v26.16b, v26.16b, v31.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v9.16b, v8.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v26.16b, v30.16b, v26.16b
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v23.16b, v24.16b, v26.16b
+	ldp	q24, q26, [x4, #896]
+	ldp	q29, q30, [x4, #928]
+	ext	v31.16b, v28.16b, v27.16b, #4
+	ext	v27.16b, v27.16b, v28.16b, #4
+	ext	v8.16b, v28.16b, v22.16b, #4
+	pmull	v9.8h, v24.8b, v1.8b
+	pmull	v10.8h, v26.8b, v2.8b
+	pmull	v11.8h, v29.8b, v3.8b
+	pmull2	v1.8h, v24.16b, v1.16b
+	pmull	v24.8h, v30.8b, v4.8b
+	pmull2	v2.8h, v26.16b, v2.16b
+	eor	v26.16b, v9.16b, v10.16b
+	pmull2	v3.8h, v29.16b, v3.16b
+	pmull2	v4.8h, v30.16b, v4.16b
+	eor	v24.16b, v11.16b, v24.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v2.16b, v26.16b, v24.16b
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v22.16b, v28.16b, #4
+	ext	v22.16b, v31.16b, v28.16b, #6
+	ldp	q24, q26, [x4, #960]
+	eor	v1.16b, v1.16b, v3.16b
+	ext	v3.16b, v28.16b, v27.16b, #14
+	ext	v27.16b, v28.16b, v23.16b, #4
+	ext	v23.16b, v23.16b, v28.16b, #4
+	pmull	v29.8h, v24.8b, v5.8b
+	ext	v30.16b, v8.16b, v28.16b, #6
+	ext	v4.16b, v28.16b, v4.16b, #14
+	eor	v3.16b, v22.16b, v3.16b
+	pmull2	v5.8h, v24.16b, v5.16b
+	ext	v22.16b, v27.16b, v28.16b, #6
+	ext	v23.16b, v28.16b, v23.16b, #14
+	eor	v4.16b, v30.16b, v4.16b
+	eor	v3.16b, v25.16b, v3.16b
+	ldp	q24, q25, [x4, #992]
+	pmull	v27.8h, v26.8b, v6.8b
+	pmull2	v6.8h, v26.16b, v6.16b
+	eor	v26.16b, v29.16b, v27.16b
+	eor	v5.16b, v5.16b, v6.16b
+	eor	v6.16b, v22.16b, v23.16b
+	pmull	v22.8h, v24.8b, v7.8b
+	eor	v4.16b, v18.16b, v4.16b
+	eor	v6.16b, v17.16b, v6.16b
+	ldr	q17, [x5, #448]
+	ldr	q18, [x5, #464]
+	ldr	q23, [x5, #480]
+	ldr	q27, [x5, #496]
+	pmull	v29.8h, v25.8b, v16.8b
+	pmull2	v30.8h, v17.16b, v19.16b
+	pmull	v17.8h, v17.8b, v19.8b
+	pmull2	v19.8h, v18.16b, v0.16b
+	pmull	v0.8h, v18.8b, v0.8b
+	pmull2	v18.8h, v23.16b, v20.16b
+	pmull	v20.8h, v23.8b, v20.8b
+	pmull2	v23.8h, v27.16b, v21.16b
+	pmull	v21.8h, v27.8b, v21.8b
+	pmull2	v7.8h, v24.16b, v7.16b
+	pmull2	v16.8h, v25.16b, v16.16b
+	eor	v22.16b, v22.16b, v29.16b
+	eor	v17.16b, v30.16b, v17.16b
+	eor	v0.16b, v19.16b, v0.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v19.16b, v23.16b, v21.16b
+	eor	v20.16b, v26.16b, v22.16b
+	eor	v7.16b, v7.16b, v16.16b
+	eor	v0.16b, v17.16b, v0.16b
+	eor	v16.16b, v18.16b, v19.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v5.16b, v5.16b, v7.16b
+	eor	v0.16b, v0.16b, v16.16b
+	eor	v1.16b, v1.16b, v5.16b
+	ext	v5.16b, v28.16b, v2.16b, #2
+	ext	v2.16b, v2.16b, v28.16b, #2
+	ext	v7.16b, v28.16b, v0.16b, #2
+	ext	v0.16b, v0.16b, v28.16b, #2
+	ext	v5.16b, v5.16b, v28.16b, #7
+	ext	v2.16b, v28.16b, v2.16b, #15
+	ext	v16.16b, v28.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v28.16b, #2
+	ext	v7.16b, v7.16b, v28.16b, #7
+	ext	v0.16b, v28.16b, v0.16b, #15
+	eor	v2.16b, v5.16b, v2.16b
+	ext	v5.16b, v16.16b, v28.16b, #7
+	ext	v1.16b, v28.16b, v1.16b, #15
+	eor	v0.16b, v7.16b, v0.16b
+	eor	v2.16b, v3.16b, v2.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v0.16b, v4.16b, v0.16b
+	eor	v1.16b, v6.16b, v1.16b
+	eor	v0.16b, v0.16b, v2.16b
+	adrp	x4, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	eor	v0.16b, v0.16b, v1.16b
+	movi	v3.2d, #0x0000000000000000
+	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	ext	v4.16b, v3.16b, v0.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x4]
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v0.16b, v3.16b, #8
+	dup	v0.2d, v2.d[0]
+	ext	v2.16b, v2.16b, v2.16b, #8
+	ushl	v3.2d, v0.2d, v5.2d
+	ushl	v16.2d, v0.2d, v6.2d
+	ushl	v0.2d, v0.2d, v7.2d
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v0.16b, v0.16b, v2.16b
+	eor	v1.16b, v1.16b, v4.16b
+	eor	v0.16b, v3.16b, v0.16b
+	dup	v2.2d, v0.d[0]
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v0.16b, v2.16b, v0.16b
+	eor	v0.16b, v3.16b, v0.16b
+	eor	v0.16b, v0.16b, v1.16b
+	add	x1, x1, #128
+	sub	x2, x2, #128
+	b	.Laesgen_neon_tbl_gcm_r2_start_hash8
+.Laesgen_neon_tbl_gcm_r2_start_hashed8:
+.Laesgen_neon_tbl_gcm_r2_start_hash1:
+	cmp	x2, #16
+	b.lo	.Laesgen_neon_tbl_gcm_r2_start_hashed1
+	add	x4, x0, #1216
+	add	x5, x0, #2240
+	ldr	q1, [x1]
+	ldr	q2, [x4, #240]
+	ldr	d3, [x5, #120]
+	movi	v4.2d, #0x0000000000000000
+	ldr	q5, [x4, #112]
+	rev64	v1.16b, v1.16b
+	ldr	d6, [x5, #56]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	ldr	q0, [x4, #368]
+	ext	v7.16b, v1.16b, v1.16b, #8
+	pmull	v16.8h, v2.8b, v1.8b
+	eor	v7.16b, v7.16b, v1.16b
+	ldr	d17, [x5, #184]
+	pmull	v3.8h, v3.8b, v7.8b
+	pmull2	v2.8h, v2.16b, v1.16b
+	ext	v18.16b, v4.16b, v16.16b, #14
+	ext	v16.16b, v16.16b, v4.16b, #14
+	ext	v19.16b, v4.16b, v3.16b, #14
+	ext	v3.16b, v3.16b, v4.16b, #14
+	pmull	v20.8h, v0.8b, v1.8b
+	pmull	v17.8h, v17.8b, v7.8b
+	ext	v18.16b, v18.16b, v4.16b, #1
+	ext	v16.16b, v4.16b, v16.16b, #9
+	ext	v21.16b, v4.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v4.16b, #14
+	ext	v19.16b, v19.16b, v4.16b, #1
+	ext	v3.16b, v4.16b, v3.16b, #9
+	pmull2	v0.8h, v0.16b, v1.16b
+	pmull	v22.8h, v5.8b, v1.8b
+	ext	v23.16b, v4.16b, v20.16b, #12
+	pmull	v6.8h, v6.8b, v7.8b
+	eor	v16.16b, v18.16b, v16.16b
+	ext	v18.16b, v21.16b, v4.16b, #1
+	ext	v2.16b, v4.16b, v2.16b, #9
+	eor	v3.16b, v19.16b, v3.16b
+	pmull2	v5.8h, v5.16b, v1.16b
+	ext	v19.16b, v20.16b, v4.16b, #12
+	ext	v20.16b, v4.16b, v17.16b, #12
+	ext	v21.16b, v23.16b, v4.16b, #2
+	ext	v19.16b, v4.16b, v19.16b, #10
+	ext	v23.16b, v4.16b, v0.16b, #12
+	ext	v0.16b, v0.16b, v4.16b, #12
+	ext	v20.16b, v20.16b, v4.16b, #2
+	eor	v16.16b, v22.16b, v16.16b
+	ldr	q22, [x4, #496]
+	ext	v17.16b, v17.16b, v4.16b, #12
+	eor	v2.16b, v18.16b, v2.16b
+	ext	v17.16b, v4.16b, v17.16b, #10
+	eor	v3.16b, v6.16b, v3.16b
+	pmull	v6.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v4.16b, #2
+	ext	v0.16b, v4.16b, v0.16b, #10
+	eor	v17.16b, v20.16b, v17.16b
+	eor	v2.16b, v5.16b, v2.16b
+	ldr	d5, [x5, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v4.16b, v6.16b, #10
+	ext	v6.16b, v6.16b, v4.16b, #10
+	ext	v21.16b, v21.16b, v4.16b, #3
+	pmull	v5.8h, v5.8b, v7.8b
+	ext	v6.16b, v4.16b, v6.16b, #11
+	ext	v22.16b, v4.16b, v5.16b, #10
+	ext	v23.16b, v4.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v4.16b, #10
+	ext	v22.16b, v22.16b, v4.16b, #3
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q18, [x4, #624]
+	ext	v5.16b, v5.16b, v4.16b, #10
+	eor	v0.16b, v19.16b, v0.16b
+	ext	v5.16b, v4.16b, v5.16b, #11
+	eor	v3.16b, v3.16b, v17.16b
+	pmull	v17.8h, v18.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v19.16b, v23.16b, v4.16b, #3
+	ext	v20.16b, v4.16b, v20.16b, #11
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v0.16b, v2.16b, v0.16b
+	ldr	d2, [x5, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v4.16b, v17.16b, #8
+	ext	v17.16b, v17.16b, v4.16b, #8
+	ext	v21.16b, v21.16b, v4.16b, #4
+	pmull	v2.8h, v2.8b, v7.8b
+	ext	v17.16b, v4.16b, v17.16b, #12
+	ext	v22.16b, v4.16b, v2.16b, #8
+	ext	v23.16b, v4.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v4.16b, #8
+	ext	v22.16b, v22.16b, v4.16b, #4
+	eor	v6.16b, v16.16b, v6.16b
+	ldr	q16, [x4, #752]
+	ext	v2.16b, v2.16b, v4.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v2.16b, v4.16b, v2.16b, #12
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v5.8h, v16.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v20.16b, v23.16b, v4.16b, #4
+	ext	v18.16b, v4.16b, v18.16b, #12
+	eor	v2.16b, v22.16b, v2.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x5, #376]
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v21.16b, v4.16b, v5.16b, #6
+	ext	v5.16b, v5.16b, v4.16b, #6
+	ext	v21.16b, v21.16b, v4.16b, #5
+	pmull	v19.8h, v19.8b, v7.8b
+	ext	v5.16b, v4.16b, v5.16b, #13
+	ext	v22.16b, v4.16b, v19.16b, #6
+	ext	v23.16b, v4.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v4.16b, #6
+	ext	v22.16b, v22.16b, v4.16b, #5
+	eor	v6.16b, v6.16b, v17.16b
+	ldr	q17, [x4, #880]
+	ext	v19.16b, v19.16b, v4.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v4.16b, v19.16b, #13
+	eor	v2.16b, v3.16b, v2.16b
+	pmull	v3.8h, v17.8b, v1.8b
+	eor	v5.16b, v21.16b, v5.16b
+	ext	v20.16b, v23.16b, v4.16b, #5
+	ext	v16.16b, v4.16b, v16.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x5, #440]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v4.16b, v3.16b, #4
+	ext	v3.16b, v3.16b, v4.16b, #4
+	ext	v21.16b, v21.16b, v4.16b, #6
+	pmull	v18.8h, v18.8b, v7.8b
+	ext	v3.16b, v4.16b, v3.16b, #14
+	ext	v22.16b, v4.16b, v18.16b, #4
+	ext	v23.16b, v4.16b, v17.16b, #4
+	ext	v17.16b, v17.16b, v4.16b, #4
+	ext	v22.16b, v22.16b, v4.16b, #6
+	eor	v5.16b, v6.16b, v5.16b
+	ldr	q6, [x4, #1008]
+	ext	v18.16b, v18.16b, v4.16b, #4
+	eor	v16.16b, v20.16b, v16.16b
+	ext	v18.16b, v4.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v6.8b, v1.8b
+	eor	v3.16b, v21.16b, v3.16b
+	ext	v20.16b, v23.16b, v4.16b, #6
+	ext	v17.16b, v4.16b, v17.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v16.16b
+	ldr	d16, [x5, #504]
+	pmull2	v1.8h, v6.16b, v1.16b
+	ext	v6.16b, v4.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v4.16b, #2
+	ext	v6.16b, v6.16b, v4.16b, #7
+	pmull	v7.8h, v16.8b, v7.8b
+	ext	v16.16b, v4.16b, v19.16b, #15
+	ext	v19.16b, v4.16b, v7.16b, #2
+	ext	v21.16b, v4.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v4.16b, #2
+	ext	v19.16b, v19.16b, v4.16b, #7
+	eor	v3.16b, v5.16b, v3.16b
+	ext	v5.16b, v7.16b, v4.16b, #2
+	eor	v7.16b, v20.16b, v17.16b
+	ext	v5.16b, v4.16b, v5.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v6.16b, v6.16b, v16.16b
+	ext	v16.16b, v21.16b, v4.16b, #7
+	ext	v1.16b, v4.16b, v1.16b, #15
+	eor	v4.16b, v19.16b, v5.16b
+	eor	v0.16b, v0.16b, v7.16b
+	eor	v3.16b, v3.16b, v6.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	adrp	x4, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	ext	v4.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x4]
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v3.d[0]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	ushl	v3.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	add	x1, x1, #16
+	sub	x2, x2, #16
+	b	.Laesgen_neon_tbl_gcm_r2_start_hash1
+.Laesgen_neon_tbl_gcm_r2_start_hashed1:
+	cbz	x2, .Laesgen_neon_tbl_gcm_r2_start_absorbed
+	add	x4, x0, #2800
+	tbz	x2, #3, .Laesgen_neon_tbl_gcm_r2_start_no8_2
+	ldr	x5, [x1]
+	str	x5, [x4]
+	add	x1, x1, #8
+	add	x4, x4, #8
+.Laesgen_neon_tbl_gcm_r2_start_no8_2:
+	tbz	x2, #2, .Laesgen_neon_tbl_gcm_r2_start_no4_2
+	ldr	w5, [x1]
+	str	w5, [x4]
+	add	x1, x1, #4
+	add	x4, x4, #4
+.Laesgen_neon_tbl_gcm_r2_start_no4_2:
+	tbz	x2, #1, .Laesgen_neon_tbl_gcm_r2_start_no2_2
+	ldrb	w5, [x1]
+	strb	w5, [x4]
+	ldrb	w5, [x1, #1]
+	strb	w5, [x4, #1]
+	add	x1, x1, #2
+	add	x4, x4, #2
+.Laesgen_neon_tbl_gcm_r2_start_no2_2:
+	tbz	x2, #0, .Laesgen_neon_tbl_gcm_r2_start_no1_2
+	ldrb	w5, [x1]
+	strb	w5, [x4]
+.Laesgen_neon_tbl_gcm_r2_start_no1_2:
+.Laesgen_neon_tbl_gcm_r2_start_absorbed:
+	str	q0, [x0, #2784]
+	ldr	q0, [x0, #2784]
+	ldr	x1, [x0, #2856]
+	and	x1, x1, #15
+	cbz	x1, .Laesgen_neon_tbl_gcm_r2_start_flushed
+	ldr	q1, [x0, #2800]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v0.16b
+	add	x1, x0, #1216
+	add	x2, x0, #2240
+	ldr	q0, [x1, #240]
+	ldr	d2, [x2, #120]
+	ext	v3.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x1, #368]
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x2, #184]
+	pmull	v7.8h, v0.8b, v1.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x1, #112]
+	ldr	d17, [x2, #56]
+	pmull2	v0.8h, v0.16b, v1.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v1.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v0.16b, #14
+	ext	v0.16b, v0.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v1.16b
+	pmull	v22.8h, v16.8b, v1.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v0.16b, v5.16b, v0.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v1.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x1, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v0.16b, v18.16b, v0.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v1.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v0.16b, v16.16b, v0.16b
+	ldr	d16, [x2, #248]
+	pmull2	v20.8h, v22.16b, v1.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x1, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v1.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v0.16b, v0.16b, v4.16b
+	ldr	d4, [x2, #312]
+	pmull2	v18.8h, v18.16b, v1.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x1, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v1.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v0.16b, v0.16b, v19.16b
+	ldr	d19, [x2, #376]
+	pmull2	v17.8h, v17.16b, v1.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x1, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v1.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v0.16b, v0.16b, v18.16b
+	ldr	d18, [x2, #440]
+	pmull2	v7.8h, v7.16b, v1.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x1, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v1.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v0.16b, v0.16b, v17.16b
+	ldr	d17, [x2, #504]
+	pmull2	v1.8h, v16.16b, v1.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v1.16b, #2
+	ext	v1.16b, v1.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v1.16b, v5.16b, v1.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v0.16b, v0.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v1.16b, v16.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v0.16b, v1.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x0, #2800]
+.Laesgen_neon_tbl_gcm_r2_start_flushed:
+	fmov	d1, x3
+	eor	v0.16b, v0.16b, v1.16b
+	add	x1, x0, #1216
+	add	x2, x0, #2240
+	ldr	q1, [x1, #240]
+	ldr	d2, [x2, #120]
+	ext	v3.16b, v0.16b, v0.16b, #8
+	ldr	q4, [x1, #368]
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v5.2d, #0x0000000000000000
+	ldr	d6, [x2, #184]
+	pmull	v7.8h, v1.8b, v0.8b
+	pmull	v2.8h, v2.8b, v3.8b
+	ldr	q16, [x1, #112]
+	ldr	d17, [x2, #56]
+	pmull2	v1.8h, v1.16b, v0.16b
+	ext	v18.16b, v5.16b, v7.16b, #14
+	ext	v7.16b, v7.16b, v5.16b, #14
+	ext	v19.16b, v5.16b, v2.16b, #14
+	ext	v2.16b, v2.16b, v5.16b, #14
+	pmull	v20.8h, v4.8b, v0.8b
+	pmull	v6.8h, v6.8b, v3.8b
+	ext	v18.16b, v18.16b, v5.16b, #1
+	ext	v7.16b, v5.16b, v7.16b, #9
+	ext	v21.16b, v5.16b, v1.16b, #14
+	ext	v1.16b, v1.16b, v5.16b, #14
+	ext	v19.16b, v19.16b, v5.16b, #1
+	ext	v2.16b, v5.16b, v2.16b, #9
+	pmull2	v4.8h, v4.16b, v0.16b
+	pmull	v22.8h, v16.8b, v0.8b
+	ext	v23.16b, v5.16b, v20.16b, #12
+	pmull	v17.8h, v17.8b, v3.8b
+	eor	v7.16b, v18.16b, v7.16b
+	ext	v18.16b, v21.16b, v5.16b, #1
+	ext	v1.16b, v5.16b, v1.16b, #9
+	eor	v2.16b, v19.16b, v2.16b
+	pmull2	v16.8h, v16.16b, v0.16b
+	ext	v19.16b, v20.16b, v5.16b, #12
+	ext	v20.16b, v5.16b, v6.16b, #12
+	ext	v21.16b, v23.16b, v5.16b, #2
+	ext	v19.16b, v5.16b, v19.16b, #10
+	ext	v23.16b, v5.16b, v4.16b, #12
+	ext	v4.16b, v4.16b, v5.16b, #12
+	ext	v20.16b, v20.16b, v5.16b, #2
+	eor	v7.16b, v22.16b, v7.16b
+	ldr	q22, [x1, #496]
+	ext	v6.16b, v6.16b, v5.16b, #12
+	eor	v1.16b, v18.16b, v1.16b
+	ext	v6.16b, v5.16b, v6.16b, #10
+	eor	v2.16b, v17.16b, v2.16b
+	pmull	v17.8h, v22.8b, v0.8b
+	eor	v18.16b, v21.16b, v19.16b
+	ext	v19.16b, v23.16b, v5.16b, #2
+	ext	v4.16b, v5.16b, v4.16b, #10
+	eor	v6.16b, v20.16b, v6.16b
+	eor	v1.16b, v16.16b, v1.16b
+	ldr	d16, [x2, #248]
+	pmull2	v20.8h, v22.16b, v0.16b
+	ext	v21.16b, v5.16b, v17.16b, #10
+	ext	v17.16b, v17.16b, v5.16b, #10
+	ext	v21.16b, v21.16b, v5.16b, #3
+	pmull	v16.8h, v16.8b, v3.8b
+	ext	v17.16b, v5.16b, v17.16b, #11
+	ext	v22.16b, v5.16b, v16.16b, #10
+	ext	v23.16b, v5.16b, v20.16b, #10
+	ext	v20.16b, v20.16b, v5.16b, #10
+	ext	v22.16b, v22.16b, v5.16b, #3
+	eor	v7.16b, v7.16b, v18.16b
+	ldr	q18, [x1, #624]
+	ext	v16.16b, v16.16b, v5.16b, #10
+	eor	v4.16b, v19.16b, v4.16b
+	ext	v16.16b, v5.16b, v16.16b, #11
+	eor	v2.16b, v2.16b, v6.16b
+	pmull	v6.8h, v18.8b, v0.8b
+	eor	v17.16b, v21.16b, v17.16b
+	ext	v19.16b, v23.16b, v5.16b, #3
+	ext	v20.16b, v5.16b, v20.16b, #11
+	eor	v16.16b, v22.16b, v16.16b
+	eor	v1.16b, v1.16b, v4.16b
+	ldr	d4, [x2, #312]
+	pmull2	v18.8h, v18.16b, v0.16b
+	ext	v21.16b, v5.16b, v6.16b, #8
+	ext	v6.16b, v6.16b, v5.16b, #8
+	ext	v21.16b, v21.16b, v5.16b, #4
+	pmull	v4.8h, v4.8b, v3.8b
+	ext	v6.16b, v5.16b, v6.16b, #12
+	ext	v22.16b, v5.16b, v4.16b, #8
+	ext	v23.16b, v5.16b, v18.16b, #8
+	ext	v18.16b, v18.16b, v5.16b, #8
+	ext	v22.16b, v22.16b, v5.16b, #4
+	eor	v7.16b, v7.16b, v17.16b
+	ldr	q17, [x1, #752]
+	ext	v4.16b, v4.16b, v5.16b, #8
+	eor	v19.16b, v19.16b, v20.16b
+	ext	v4.16b, v5.16b, v4.16b, #12
+	eor	v2.16b, v2.16b, v16.16b
+	pmull	v16.8h, v17.8b, v0.8b
+	eor	v6.16b, v21.16b, v6.16b
+	ext	v20.16b, v23.16b, v5.16b, #4
+	ext	v18.16b, v5.16b, v18.16b, #12
+	eor	v4.16b, v22.16b, v4.16b
+	eor	v1.16b, v1.16b, v19.16b
+	ldr	d19, [x2, #376]
+	pmull2	v17.8h, v17.16b, v0.16b
+	ext	v21.16b, v5.16b, v16.16b, #6
+	ext	v16.16b, v16.16b, v5.16b, #6
+	ext	v21.16b, v21.16b, v5.16b, #5
+	pmull	v19.8h, v19.8b, v3.8b
+	ext	v16.16b, v5.16b, v16.16b, #13
+	ext	v22.16b, v5.16b, v19.16b, #6
+	ext	v23.16b, v5.16b, v17.16b, #6
+	ext	v17.16b, v17.16b, v5.16b, #6
+	ext	v22.16b, v22.16b, v5.16b, #5
+	eor	v6.16b, v7.16b, v6.16b
+	ldr	q7, [x1, #880]
+	ext	v19.16b, v19.16b, v5.16b, #6
+	eor	v18.16b, v20.16b, v18.16b
+	ext	v19.16b, v5.16b, v19.16b, #13
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v4.8h, v7.8b, v0.8b
+	eor	v16.16b, v21.16b, v16.16b
+	ext	v20.16b, v23.16b, v5.16b, #5
+	ext	v17.16b, v5.16b, v17.16b, #13
+	eor	v19.16b, v22.16b, v19.16b
+	eor	v1.16b, v1.16b, v18.16b
+	ldr	d18, [x2, #440]
+	pmull2	v7.8h, v7.16b, v0.16b
+	ext	v21.16b, v5.16b, v4.16b, #4
+	ext	v4.16b, v4.16b, v5.16b, #4
+	ext	v21.16b, v21.16b, v5.16b, #6
+	pmull	v18.8h, v18.8b, v3.8b
+	ext	v4.16b, v5.16b, v4.16b, #14
+	ext	v22.16b, v5.16b, v18.16b, #4
+	ext	v23.16b, v5.16b, v7.16b, #4
+	ext	v7.16b, v7.16b, v5.16b, #4
+	ext	v22.16b, v22.16b, v5.16b, #6
+	eor	v6.16b, v6.16b, v16.16b
+	ldr	q16, [x1, #1008]
+	ext	v18.16b, v18.16b, v5.16b, #4
+	eor	v17.16b, v20.16b, v17.16b
+	ext	v18.16b, v5.16b, v18.16b, #14
+	eor	v2.16b, v2.16b, v19.16b
+	pmull	v19.8h, v16.8b, v0.8b
+	eor	v4.16b, v21.16b, v4.16b
+	ext	v20.16b, v23.16b, v5.16b, #6
+	ext	v7.16b, v5.16b, v7.16b, #14
+	eor	v18.16b, v22.16b, v18.16b
+	eor	v1.16b, v1.16b, v17.16b
+	ldr	d17, [x2, #504]
+	pmull2	v0.8h, v16.16b, v0.16b
+	ext	v16.16b, v5.16b, v19.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #2
+	ext	v16.16b, v16.16b, v5.16b, #7
+	pmull	v3.8h, v17.8b, v3.8b
+	ext	v17.16b, v5.16b, v19.16b, #15
+	ext	v19.16b, v5.16b, v3.16b, #2
+	ext	v21.16b, v5.16b, v0.16b, #2
+	ext	v0.16b, v0.16b, v5.16b, #2
+	ext	v19.16b, v19.16b, v5.16b, #7
+	eor	v4.16b, v6.16b, v4.16b
+	ext	v3.16b, v3.16b, v5.16b, #2
+	eor	v6.16b, v20.16b, v7.16b
+	ext	v3.16b, v5.16b, v3.16b, #15
+	eor	v2.16b, v2.16b, v18.16b
+	eor	v7.16b, v16.16b, v17.16b
+	ext	v16.16b, v21.16b, v5.16b, #7
+	ext	v0.16b, v5.16b, v0.16b, #15
+	eor	v3.16b, v19.16b, v3.16b
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v7.16b
+	eor	v0.16b, v16.16b, v0.16b
+	eor	v2.16b, v2.16b, v3.16b
+	eor	v0.16b, v1.16b, v0.16b
+	eor	v2.16b, v2.16b, v4.16b
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	eor	v2.16b, v2.16b, v0.16b
+	movi	v1.2d, #0x0000000000000000
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_ghash_fold
+	ext	v3.16b, v1.16b, v2.16b, #8
+	ld1	{v5.2d, v6.2d, v7.2d}, [x1]
+	eor	v4.16b, v4.16b, v3.16b
+	ext	v3.16b, v2.16b, v1.16b, #8
+	dup	v1.2d, v4.d[0]
+	ext	v2.16b, v4.16b, v4.16b, #8
+	ushl	v4.2d, v1.2d, v5.2d
+	ushl	v16.2d, v1.2d, v6.2d
+	ushl	v1.2d, v1.2d, v7.2d
+	eor	v4.16b, v4.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v0.16b, v0.16b, v3.16b
+	eor	v1.16b, v4.16b, v1.16b
+	dup	v2.2d, v1.d[0]
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ushl	v3.2d, v2.2d, v5.2d
+	ushl	v4.2d, v2.2d, v6.2d
+	ushl	v2.2d, v2.2d, v7.2d
+	eor	v3.16b, v3.16b, v4.16b
+	eor	v1.16b, v2.16b, v1.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v0.16b, v1.16b, v0.16b
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	movi	v1.2d, #0x0000000000000000
+	str	q1, [x0, #2784]
+	str	xzr, [x0, #2856]
+	rev32	v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	mov	w1, #1
+	mov	v2.s[3], w1
+	add	v1.4s, v1.4s, v2.4s
+	rev32	v1.16b, v1.16b
+	// declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	str	q1, [x0, #2768]
+	movz	x1, #0xffff, lsl #0
+	movk	x1, #0xffff, lsl #16
+	movk	x1, #0xffff, lsl #32
+	movk	x1, #0xffff, lsl #48
+	str	x1, [x0, #2880]
+	ldr	w1, [x0, #240]
+	cmp	w1, #128
+	b.eq	.Laesgen_neon_tbl_gcm_r2_start_aes128
+	cmp	w1, #192
+	b.eq	.Laesgen_neon_tbl_gcm_r2_start_aes192
+.Laesgen_neon_tbl_gcm_r2_start_aes256:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x0, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #640]
+	ldp	q10, q11, [x1, #672]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #704]
+	ldp	q10, q11, [x1, #736]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #768]
+	ldp	q10, q11, [x1, #800]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #832]
+	ldp	q10, q11, [x1, #864]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x0, #224]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_start_aes_done
+.Laesgen_neon_tbl_gcm_r2_start_aes128:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x0, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x0, #160]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_start_aes_done
+.Laesgen_neon_tbl_gcm_r2_start_aes192:
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_sbox
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_sbox
+	ld1	{v1.16b, v2.16b, v3.16b, v4.16b}, [x1], #64
+	ld1	{v5.16b, v6.16b, v7.16b, v8.16b}, [x1], #64
+	ld1	{v16.16b, v17.16b, v18.16b, v19.16b}, [x1], #64
+	ld1	{v20.16b, v21.16b, v22.16b, v23.16b}, [x1], #64
+	movi	v24.16b, #64
+	movi	v25.16b, #27
+	mov	x1, #256
+	add	x1, x0, x1
+	trn1	v27.16b, v0.16b, v0.16b
+	trn2	v28.16b, v0.16b, v0.16b
+	trn1	v29.16b, v0.16b, v0.16b
+	trn2	v30.16b, v0.16b, v0.16b
+	trn1	v0.8h, v27.8h, v29.8h
+	trn1	v26.8h, v28.8h, v30.8h
+	trn2	v27.8h, v27.8h, v29.8h
+	trn2	v28.8h, v28.8h, v30.8h
+	ldp	q29, q30, [x1]
+	ldp	q31, q9, [x1, #32]
+	eor	v0.16b, v0.16b, v29.16b
+	eor	v26.16b, v26.16b, v30.16b
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v9.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #64]
+	ldp	q10, q11, [x1, #96]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #128]
+	ldp	q10, q11, [x1, #160]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #192]
+	ldp	q10, q11, [x1, #224]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #256]
+	ldp	q10, q11, [x1, #288]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #320]
+	ldp	q10, q11, [x1, #352]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #384]
+	ldp	q10, q11, [x1, #416]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #448]
+	ldp	q10, q11, [x1, #480]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #512]
+	ldp	q10, q11, [x1, #544]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #576]
+	ldp	q10, q11, [x1, #608]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v28.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v27.16b
+	eor	v27.16b, v28.16b, v10.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v27.16b, v27.16b, v27.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldp	q0, q28, [x1, #640]
+	ldp	q10, q11, [x1, #672]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v27.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v27.16b, #0
+	eor	v0.16b, v27.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v28.16b, v26.16b, v28.16b
+	eor	v10.16b, v27.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v27.16b, v27.16b, v27.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v26.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v27.16b, v29.16b, v9.16b
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v10.16b, v10.16b, v26.16b
+	eor	v26.16b, v0.16b, v28.16b
+	eor	v28.16b, v27.16b, v10.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #4
+	ext	v28.16b, v28.16b, v28.16b, #12
+	tbl	v29.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	tbl	v30.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v27.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbl	v31.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v26.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v28.16b
+	sub	v26.16b, v26.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v26.16b
+	sub	v26.16b, v26.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v0.16b
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q0, q27, [x1, #704]
+	ldp	q10, q11, [x1, #736]
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v26.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	eor	v12.16b, v29.16b, v30.16b
+	eor	v26.16b, v29.16b, v31.16b
+	eor	v28.16b, v30.16b, v9.16b
+	eor	v0.16b, v31.16b, v0.16b
+	eor	v29.16b, v9.16b, v10.16b
+	cmlt	v30.16b, v12.16b, #0
+	cmlt	v31.16b, v26.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	eor	v0.16b, v28.16b, v0.16b
+	eor	v29.16b, v26.16b, v29.16b
+	eor	v27.16b, v26.16b, v27.16b
+	eor	v10.16b, v28.16b, v11.16b
+	add	v11.16b, v12.16b, v12.16b
+	add	v26.16b, v26.16b, v26.16b
+	add	v28.16b, v28.16b, v28.16b
+	and	v30.16b, v30.16b, v25.16b
+	and	v31.16b, v31.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	eor	v0.16b, v0.16b, v26.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v25.16b, v11.16b, v30.16b
+	eor	v0.16b, v0.16b, v31.16b
+	eor	v26.16b, v29.16b, v9.16b
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v10.16b, v10.16b, v25.16b
+	eor	v25.16b, v0.16b, v27.16b
+	eor	v27.16b, v26.16b, v10.16b
+	trn1	v28.16b, v0.16b, v25.16b
+	trn2	v29.16b, v0.16b, v25.16b
+	trn1	v30.16b, v26.16b, v27.16b
+	trn2	v26.16b, v26.16b, v27.16b
+	trn1	v0.8h, v28.8h, v30.8h
+	trn1	v25.8h, v29.8h, v26.8h
+	trn2	v25.8h, v28.8h, v30.8h
+	trn2	v25.8h, v29.8h, v26.8h
+	tbl	v2.16b, {v1.16b, v2.16b, v3.16b, v4.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v5.16b, v6.16b, v7.16b, v8.16b}, v0.16b
+	sub	v0.16b, v0.16b, v24.16b
+	tbx	v2.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v0.16b
+	sub	v3.16b, v0.16b, v24.16b
+	ldr	q0, [x0, #192]
+	adrp	x1, .Laesgen_neon_tbl_gcm_r2_start_shift_rows
+	add	x1, x1, :lo12:.Laesgen_neon_tbl_gcm_r2_start_shift_rows
+	ldr	q1, [x1]
+	tbx	v2.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v3.16b
+	tbl	v1.16b, {v2.16b}, v1.16b
+	eor	v1.16b, v1.16b, v0.16b
+	mov	v0.16b, v1.16b
+	b	.Laesgen_neon_tbl_gcm_r2_start_aes_done
+.Laesgen_neon_tbl_gcm_r2_start_aes_done:
+	str	q0, [x0, #2752]
+.Laesgen_neon_tbl_gcm_r2_start_have_j0:
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -21537,11 +27961,6 @@ aesgen_neon_tbl_gcm_r2_start:
 	.size	aesgen_neon_tbl_gcm_r2_start, .-aesgen_neon_tbl_gcm_r2_start
 	.section	.rodata
 	.p2align	4
-.Laesgen_neon_tbl_gcm_r2_start_ghash_fold:
-	.byte	0x39, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.byte	0x3e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.byte	0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	.p2align	4
 .Laesgen_neon_tbl_gcm_r2_start_sbox:
 	.byte	0x63, 0x7c, 0x77, 0x7b, 0xf2, 0x6b, 0x6f, 0xc5, 0x30, 0x01, 0x67, 0x2b, 0xfe, 0xd7, 0xab, 0x76
 	.byte	0xca, 0x82, 0xc9, 0x7d, 0xfa, 0x59, 0x47, 0xf0, 0xad, 0xd4, 0xa2, 0xaf, 0x9c, 0xa4, 0x72, 0xc0
@@ -21562,6 +27981,11 @@ aesgen_neon_tbl_gcm_r2_start:
 	.p2align	4
 .Laesgen_neon_tbl_gcm_r2_start_shift_rows:
 	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.p2align	4
+.Laesgen_neon_tbl_gcm_r2_start_ghash_fold:
+	.byte	0x39, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.byte	0x3e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.byte	0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
 // aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -24269,6 +30693,7 @@ aesgen_neon_tbl_gcm_r2_finish_open:
 .Laesgen_neon_tbl_gcm_r2_finish_open_nocmp1:
 	neg	x0, x3
 	orr	x0, x0, x3
+	// declassify: the verdict of a compare made without a branch on its bytes
 	asr	x0, x0, #63
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b

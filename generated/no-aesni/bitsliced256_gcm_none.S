@@ -11248,1705 +11248,6 @@ aesgen_bitsliced256_gcm_none_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 14312(%rbx)
-	jmp	.Laesgen_bitsliced256_gcm_none_seal_have_j0
-.Laesgen_bitsliced256_gcm_none_seal_long_nonce:
-	movq	$1, 14312(%rbx)
-	movq	%rdx, %rdi
-	shlq	$3, %rdi
-	vmovdqa	14224(%rbx), %xmm0
-	movq	14296(%rbx), %r10
-	addq	%rdx, 14296(%rbx)
-	andq	$15, %r10
-	je	.Laesgen_bitsliced256_gcm_none_seal_whole
-	movq	$16, %r11
-	subq	%r10, %r11
-	cmpq	%rdx, %r11
-	cmovaq	%rdx, %r11
-	leaq	14240(%rbx,%r10,1), %r12
-	movq	%rsi, %rbp
-	testq	$8, %r11
-	je	.Laesgen_bitsliced256_gcm_none_seal_no8
-	movq	(%rbp), %r13
-	movq	%r13, (%r12)
-	addq	$8, %rbp
-	addq	$8, %r12
-.Laesgen_bitsliced256_gcm_none_seal_no8:
-	testq	$4, %r11
-	je	.Laesgen_bitsliced256_gcm_none_seal_no4
-	movl	(%rbp), %r13d
-	movl	%r13d, (%r12)
-	addq	$4, %rbp
-	addq	$4, %r12
-.Laesgen_bitsliced256_gcm_none_seal_no4:
-	testq	$2, %r11
-	je	.Laesgen_bitsliced256_gcm_none_seal_no2
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-	movzbl	1(%rbp), %r13d
-	movb	%r13b, 1(%r12)
-	addq	$2, %rbp
-	addq	$2, %r12
-.Laesgen_bitsliced256_gcm_none_seal_no2:
-	testq	$1, %r11
-	je	.Laesgen_bitsliced256_gcm_none_seal_no1
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-.Laesgen_bitsliced256_gcm_none_seal_no1:
-	addq	%r11, %rsi
-	subq	%r11, %rdx
-	addq	%r11, %r10
-	cmpq	$16, %r10
-	jne	.Laesgen_bitsliced256_gcm_none_seal_absorbed
-	vmovdqa	14240(%rbx), %xmm1
-	vpmovzxbq	%xmm1, %ymm2
-	vpsrldq	$4, %xmm1, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpmovzxbq	%xmm4, %ymm4
-	vpsrldq	$12, %xmm1, %xmm1
-	vpmovzxbq	%xmm1, %ymm1
-	movq	14016(%rbx), %r10
-	andq	$7, %r10
-	shlq	$3, %r10
-	movq	$64, %r11
-	subq	%r10, %r11
-	vmovq	%r10, %xmm5
-	vmovq	%r11, %xmm6
-	vpsllq	%xmm5, %ymm2, %ymm7
-	vpsrlq	%xmm6, %ymm2, %ymm2
-	vpor	%ymm2, %ymm7, %ymm7
-	vpsllq	%xmm5, %ymm3, %ymm2
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm5, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm5, %ymm1, %ymm4
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm4, %ymm4
-	vpbroadcastq	13888(%rbx), %ymm1
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm9
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm10
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
-	vpbroadcastq	13896(%rbx), %ymm11
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13904(%rbx), %ymm11
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13912(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13920(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13928(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13936(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13944(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13952(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13960(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13968(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13976(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13984(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13992(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14000(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14008(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_seal_slots1(%rip), %ymm2
-	vpsllq	%xmm5, %ymm2, %ymm3
-	vpsrlq	%xmm6, %ymm2, %ymm2
-	vpor	%ymm2, %ymm3, %ymm3
-	vmovdqu	13888(%rbx), %ymm2
-	vpblendvb	%ymm3, %ymm8, %ymm2, %ymm8
-	vmovdqu	13920(%rbx), %ymm2
-	vpblendvb	%ymm3, %ymm9, %ymm2, %ymm9
-	vmovdqu	13952(%rbx), %ymm2
-	vpblendvb	%ymm3, %ymm10, %ymm2, %ymm10
-	vmovdqu	13984(%rbx), %ymm2
-	vpblendvb	%ymm3, %ymm1, %ymm2, %ymm1
-	vmovdqu	%ymm8, 13888(%rbx)
-	vmovdqu	%ymm9, 13920(%rbx)
-	vmovdqu	%ymm10, 13952(%rbx)
-	vmovdqu	%ymm1, 13984(%rbx)
-	addq	$1, 14016(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 14240(%rbx)
-.Laesgen_bitsliced256_gcm_none_seal_whole:
-.Laesgen_bitsliced256_gcm_none_seal_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_seal_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vinserti128	$1, 64(%rsi), %ymm1, %ymm1
-	vmovdqu	16(%rsi), %xmm2
-	vinserti128	$1, 80(%rsi), %ymm2, %ymm2
-	vmovdqu	32(%rsi), %xmm3
-	vinserti128	$1, 96(%rsi), %ymm3, %ymm3
-	vmovdqu	48(%rsi), %xmm4
-	vinserti128	$1, 112(%rsi), %ymm4, %ymm4
-	vpunpcklbw	%ymm2, %ymm1, %ymm5
-	vpunpcklbw	%ymm4, %ymm3, %ymm6
-	vpunpckhbw	%ymm2, %ymm1, %ymm1
-	vpunpckhbw	%ymm4, %ymm3, %ymm2
-	vpunpcklwd	%ymm6, %ymm5, %ymm3
-	vpunpckhwd	%ymm6, %ymm5, %ymm4
-	vpunpcklwd	%ymm2, %ymm1, %ymm5
-	vpunpckhwd	%ymm2, %ymm1, %ymm1
-	vmovdqu	.Laesgen_bitsliced256_gcm_none_seal_slice_permute(%rip), %ymm2
-	vpermd	%ymm3, %ymm2, %ymm3
-	vpermd	%ymm4, %ymm2, %ymm4
-	vpermd	%ymm5, %ymm2, %ymm5
-	vpermd	%ymm1, %ymm2, %ymm1
-	movq	14016(%rbx), %r10
-	andq	$7, %r10
-	shlq	$3, %r10
-	movq	$64, %r11
-	subq	%r10, %r11
-	vmovq	%r10, %xmm2
-	vmovq	%r11, %xmm6
-	vpsllq	%xmm2, %ymm3, %ymm7
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm7, %ymm7
-	vpsllq	%xmm2, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm2, %ymm5, %ymm4
-	vpsrlq	%xmm6, %ymm5, %ymm5
-	vpor	%ymm5, %ymm4, %ymm4
-	vpsllq	%xmm2, %ymm1, %ymm2
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vpbroadcastq	13888(%rbx), %ymm1
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm5
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm6
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
-	vpbroadcastq	13896(%rbx), %ymm9
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13904(%rbx), %ymm9
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13912(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13920(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13928(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13936(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13944(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13952(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13960(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13968(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13976(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13984(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13992(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	14000(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	14008(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm1, %ymm1
-	vmovdqu	%ymm5, 13888(%rbx)
-	vmovdqu	%ymm6, 13920(%rbx)
-	vmovdqu	%ymm8, 13952(%rbx)
-	vmovdqu	%ymm1, 13984(%rbx)
-	addq	$8, 14016(%rbx)
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_seal_hash8
-.Laesgen_bitsliced256_gcm_none_seal_hashed8:
-.Laesgen_bitsliced256_gcm_none_seal_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_seal_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpxor	%xmm2, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm4, %xmm4
-	vpunpcklbw	%ymm2, %ymm1, %ymm5
-	vpunpcklbw	%ymm4, %ymm3, %ymm6
-	vpunpckhbw	%ymm2, %ymm1, %ymm1
-	vpunpckhbw	%ymm4, %ymm3, %ymm2
-	vpunpcklwd	%ymm6, %ymm5, %ymm3
-	vpunpckhwd	%ymm6, %ymm5, %ymm4
-	vpunpcklwd	%ymm2, %ymm1, %ymm5
-	vpunpckhwd	%ymm2, %ymm1, %ymm1
-	vmovdqu	.Laesgen_bitsliced256_gcm_none_seal_slice_permute(%rip), %ymm2
-	vpermd	%ymm3, %ymm2, %ymm3
-	vpermd	%ymm4, %ymm2, %ymm4
-	vpermd	%ymm5, %ymm2, %ymm5
-	vpermd	%ymm1, %ymm2, %ymm1
-	movq	14016(%rbx), %r10
-	andq	$7, %r10
-	shlq	$3, %r10
-	movq	$64, %r11
-	subq	%r10, %r11
-	vmovq	%r10, %xmm2
-	vmovq	%r11, %xmm6
-	vpsllq	%xmm2, %ymm3, %ymm7
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm7, %ymm7
-	vpsllq	%xmm2, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm2, %ymm5, %ymm4
-	vpsrlq	%xmm6, %ymm5, %ymm5
-	vpor	%ymm5, %ymm4, %ymm4
-	vpsllq	%xmm2, %ymm1, %ymm5
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm5, %ymm5
-	vpbroadcastq	13888(%rbx), %ymm1
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm9
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm10
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
-	vpbroadcastq	13896(%rbx), %ymm11
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13904(%rbx), %ymm11
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13912(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13920(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13928(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13936(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13944(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13952(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13960(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13968(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13976(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13984(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13992(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14000(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14008(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_seal_slots1(%rip), %ymm3
-	vpsllq	%xmm2, %ymm3, %ymm2
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vmovdqu	13888(%rbx), %ymm3
-	vpblendvb	%ymm2, %ymm8, %ymm3, %ymm8
-	vmovdqu	13920(%rbx), %ymm3
-	vpblendvb	%ymm2, %ymm9, %ymm3, %ymm9
-	vmovdqu	13952(%rbx), %ymm3
-	vpblendvb	%ymm2, %ymm10, %ymm3, %ymm10
-	vmovdqu	13984(%rbx), %ymm3
-	vpblendvb	%ymm2, %ymm1, %ymm3, %ymm1
-	vmovdqu	%ymm8, 13888(%rbx)
-	vmovdqu	%ymm9, 13920(%rbx)
-	vmovdqu	%ymm10, 13952(%rbx)
-	vmovdqu	%ymm1, 13984(%rbx)
-	addq	$1, 14016(%rbx)
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_seal_hash1
-.Laesgen_bitsliced256_gcm_none_seal_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_absorbed
-	leaq	14240(%rbx), %r10
-	testq	$8, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_no8_2
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
-	addq	$8, %rsi
-	addq	$8, %r10
-.Laesgen_bitsliced256_gcm_none_seal_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_no4_2
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %rsi
-	addq	$4, %r10
-.Laesgen_bitsliced256_gcm_none_seal_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_no2_2
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
-	addq	$2, %r10
-.Laesgen_bitsliced256_gcm_none_seal_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_no1_2
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_bitsliced256_gcm_none_seal_no1_2:
-.Laesgen_bitsliced256_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 14224(%rbx)
-	vmovdqa	14224(%rbx), %xmm0
-	movq	14296(%rbx), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_flushed
-	vmovdqa	14240(%rbx), %xmm0
-	vpmovzxbq	%xmm0, %ymm1
-	vpsrldq	$4, %xmm0, %xmm2
-	vpmovzxbq	%xmm2, %ymm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$12, %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm0
-	movq	14016(%rbx), %rdx
-	andq	$7, %rdx
-	shlq	$3, %rdx
-	movq	$64, %rsi
-	subq	%rdx, %rsi
-	vmovq	%rdx, %xmm4
-	vmovq	%rsi, %xmm5
-	vpsllq	%xmm4, %ymm1, %ymm6
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm4, %ymm0, %ymm3
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm3, %ymm3
-	vpbroadcastq	13888(%rbx), %ymm0
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm0, %ymm7
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm0, %ymm8
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm0, %ymm9
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm0, %ymm0
-	vpbroadcastq	13896(%rbx), %ymm10
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13904(%rbx), %ymm10
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13912(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13920(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13928(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13936(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13944(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13952(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13960(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13968(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13976(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13984(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13992(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14000(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14008(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_seal_slots1(%rip), %ymm1
-	vpsllq	%xmm4, %ymm1, %ymm2
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vmovdqu	13888(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
-	vmovdqu	13920(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
-	vmovdqu	13952(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
-	vmovdqu	13984(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
-	vmovdqu	%ymm7, 13888(%rbx)
-	vmovdqu	%ymm8, 13920(%rbx)
-	vmovdqu	%ymm9, 13952(%rbx)
-	vmovdqu	%ymm0, 13984(%rbx)
-	addq	$1, 14016(%rbx)
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 14240(%rbx)
-.Laesgen_bitsliced256_gcm_none_seal_flushed:
-	vmovq	%rdi, %xmm0
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm1
-	vpsrldq	$4, %xmm0, %xmm2
-	vpmovzxbq	%xmm2, %ymm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$12, %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm0
-	movq	14016(%rbx), %rdx
-	andq	$7, %rdx
-	shlq	$3, %rdx
-	movq	$64, %rsi
-	subq	%rdx, %rsi
-	vmovq	%rdx, %xmm4
-	vmovq	%rsi, %xmm5
-	vpsllq	%xmm4, %ymm1, %ymm6
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm4, %ymm0, %ymm3
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm3, %ymm3
-	vpbroadcastq	13888(%rbx), %ymm0
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm0, %ymm7
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm0, %ymm8
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm0, %ymm9
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm0, %ymm0
-	vpbroadcastq	13896(%rbx), %ymm10
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13904(%rbx), %ymm10
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13912(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13920(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13928(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13936(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13944(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13952(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13960(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13968(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13976(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13984(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13992(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14000(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14008(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_seal_slots1(%rip), %ymm1
-	vpsllq	%xmm4, %ymm1, %ymm2
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vmovdqu	13888(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
-	vmovdqu	13920(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
-	vmovdqu	13952(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
-	vmovdqu	13984(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
-	vmovdqu	%ymm7, 13888(%rbx)
-	vmovdqu	%ymm8, 13920(%rbx)
-	vmovdqu	%ymm9, 13952(%rbx)
-	vmovdqu	%ymm0, 13984(%rbx)
-	addq	$1, 14016(%rbx)
-	vmovdqu	13888(%rbx), %ymm0
-	vmovdqu	13920(%rbx), %ymm1
-	vmovdqu	13952(%rbx), %ymm2
-	vmovdqu	13984(%rbx), %ymm3
-	movq	14016(%rbx), %rdx
-	andq	$7, %rdx
-	shlq	$3, %rdx
-	movq	$64, %rsi
-	subq	%rdx, %rsi
-	vmovq	%rsi, %xmm4
-	vmovq	%rdx, %xmm5
-	vpsllq	%xmm4, %ymm0, %ymm6
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm1, %ymm0
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm0, %ymm0
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vmovdqu	%ymm6, 13888(%rbx)
-	vmovdqu	%ymm0, 13920(%rbx)
-	vmovdqu	%ymm1, 13952(%rbx)
-	vmovdqu	%ymm2, 13984(%rbx)
-	vpbroadcastq	13888(%rbx), %ymm3
-	vgf2p8affineqb	$0, 7744(%rbx), %ymm3, %ymm4
-	vgf2p8affineqb	$0, 7776(%rbx), %ymm3, %ymm5
-	vgf2p8affineqb	$0, 7808(%rbx), %ymm3, %ymm7
-	vgf2p8affineqb	$0, 7840(%rbx), %ymm3, %ymm3
-	vpbroadcastq	13896(%rbx), %ymm8
-	vgf2p8affineqb	$0, 7872(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 7904(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7936(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7968(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13904(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8000(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8032(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8064(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8096(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13912(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8128(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8160(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8192(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8224(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13920(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8256(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8288(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8320(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8352(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13928(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8384(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8416(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8448(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8480(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13936(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8512(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8544(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8576(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8608(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13944(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8640(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8672(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8704(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8736(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13952(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8768(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8800(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8832(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8864(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13960(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8896(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8928(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8960(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8992(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13968(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9024(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9056(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9088(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9120(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13976(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9152(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9184(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9216(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9248(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13984(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9280(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9312(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9344(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9376(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13992(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9408(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9440(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9472(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9504(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14000(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9536(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9568(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9600(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9632(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14008(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9664(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9696(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9728(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9760(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsrlq	$32, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vmovdqu	%ymm4, 13888(%rbx)
-	vpsrlq	$32, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	%ymm5, 13920(%rbx)
-	vpsrlq	$32, %ymm1, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	%ymm7, 13952(%rbx)
-	vpsrlq	$32, %ymm2, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	%ymm3, 13984(%rbx)
-	vpbroadcastq	13888(%rbx), %ymm0
-	vgf2p8affineqb	$0, 9792(%rbx), %ymm0, %ymm1
-	vgf2p8affineqb	$0, 9824(%rbx), %ymm0, %ymm2
-	vgf2p8affineqb	$0, 9856(%rbx), %ymm0, %ymm6
-	vgf2p8affineqb	$0, 9888(%rbx), %ymm0, %ymm0
-	vpbroadcastq	13896(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9920(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 9952(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 9984(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10016(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13904(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10048(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10080(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10112(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10144(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13912(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10176(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10208(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10240(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10272(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13920(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10304(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10336(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10368(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10400(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13928(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10432(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10464(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10496(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10528(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13936(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10560(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10592(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10624(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10656(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13944(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10688(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10720(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10752(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10784(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13952(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10816(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10848(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10880(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10912(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13960(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10944(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10976(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11008(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11040(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13968(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11072(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11104(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11136(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11168(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13976(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11200(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11232(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11264(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11296(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13984(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11328(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11360(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11392(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11424(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13992(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11456(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11488(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11520(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11552(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	14000(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11584(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11616(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11648(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11680(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	14008(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11712(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11744(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11776(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11808(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$16, %ymm4, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	%ymm1, 13888(%rbx)
-	vpsrlq	$16, %ymm5, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vmovdqu	%ymm2, 13920(%rbx)
-	vpsrlq	$16, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm6, %ymm6
-	vmovdqu	%ymm6, 13952(%rbx)
-	vpsrlq	$16, %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	%ymm0, 13984(%rbx)
-	vpbroadcastq	13888(%rbx), %ymm3
-	vgf2p8affineqb	$0, 11840(%rbx), %ymm3, %ymm4
-	vgf2p8affineqb	$0, 11872(%rbx), %ymm3, %ymm5
-	vgf2p8affineqb	$0, 11904(%rbx), %ymm3, %ymm7
-	vgf2p8affineqb	$0, 11936(%rbx), %ymm3, %ymm3
-	vpbroadcastq	13896(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11968(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12000(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12032(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12064(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13904(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12096(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12128(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12160(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12192(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13912(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12224(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12256(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12288(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12320(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13920(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12352(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12384(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12416(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12448(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13928(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12480(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12512(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12544(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12576(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13936(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12608(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12640(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12672(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12704(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13944(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12736(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12768(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12800(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12832(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13952(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12864(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12896(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12928(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12960(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13960(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12992(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13024(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13056(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13088(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13968(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13120(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13152(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13184(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13216(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13976(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13248(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13280(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13312(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13344(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13984(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13376(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13408(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13440(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13472(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13992(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13504(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13536(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13568(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13600(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14000(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13632(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13664(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13696(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13728(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14008(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13760(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13792(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13824(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13856(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsrlq	$8, %ymm1, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vmovdqu	%ymm4, 13888(%rbx)
-	vpsrlq	$8, %ymm2, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vmovdqu	%ymm5, 13920(%rbx)
-	vpsrlq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm7, %ymm7
-	vmovdqu	%ymm7, 13952(%rbx)
-	vpsrlq	$8, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	%ymm3, 13984(%rbx)
-	vpbroadcastq	13888(%rbx), %ymm0
-	vgf2p8affineqb	$0, 11840(%rbx), %ymm0, %ymm1
-	vgf2p8affineqb	$0, 11872(%rbx), %ymm0, %ymm2
-	vgf2p8affineqb	$0, 11904(%rbx), %ymm0, %ymm3
-	vgf2p8affineqb	$0, 11936(%rbx), %ymm0, %ymm0
-	vpbroadcastq	13896(%rbx), %ymm4
-	vgf2p8affineqb	$0, 11968(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12000(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12032(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12064(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13904(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12096(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12128(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12160(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12192(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13912(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12224(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12256(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12288(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12320(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13920(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12352(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12384(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12416(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12448(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13928(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12480(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12512(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12544(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12576(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13936(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12608(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12640(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12672(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12704(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13944(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12736(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12768(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12800(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12832(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13952(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12864(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12896(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12928(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12960(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13960(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12992(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13024(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13056(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13088(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13968(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13120(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13152(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13184(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13216(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13976(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13248(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13280(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13312(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13344(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13984(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13376(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13408(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13440(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13472(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13992(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13504(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13536(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13568(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13600(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	14000(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13632(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13664(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13696(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13728(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	14008(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13760(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13792(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13824(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13856(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_slot0_0(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_slot0_1(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_slot0_2(%rip), %ymm3, %ymm2
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_slot0_3(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm1, %ymm1
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqu	%ymm1, 13888(%rbx)
-	vmovdqu	%ymm1, 13920(%rbx)
-	vmovdqu	%ymm1, 13952(%rbx)
-	vmovdqu	%ymm1, 13984(%rbx)
-	movq	$0, 14016(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 14224(%rbx)
-	movq	$0, 14296(%rbx)
-.Laesgen_bitsliced256_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rbx)
@@ -15448,6 +13749,4207 @@ aesgen_bitsliced256_gcm_none_seal:
 	jmp	.Laesgen_bitsliced256_gcm_none_seal_aes_done
 .Laesgen_bitsliced256_gcm_none_seal_aes_done:
 	vmovdqa	%xmm0, 14192(%rbx)
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_have_j0
+.Laesgen_bitsliced256_gcm_none_seal_long_nonce:
+	movq	$1, 14312(%rbx)
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	vmovdqa	14224(%rbx), %xmm0
+	movq	14296(%rbx), %r10
+	addq	%rdx, 14296(%rbx)
+	andq	$15, %r10
+	je	.Laesgen_bitsliced256_gcm_none_seal_whole
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	14240(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
+	testq	$8, %r11
+	je	.Laesgen_bitsliced256_gcm_none_seal_no8
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
+	addq	$8, %rbp
+	addq	$8, %r12
+.Laesgen_bitsliced256_gcm_none_seal_no8:
+	testq	$4, %r11
+	je	.Laesgen_bitsliced256_gcm_none_seal_no4
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
+	addq	$4, %rbp
+	addq	$4, %r12
+.Laesgen_bitsliced256_gcm_none_seal_no4:
+	testq	$2, %r11
+	je	.Laesgen_bitsliced256_gcm_none_seal_no2
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
+	addq	$2, %rbp
+	addq	$2, %r12
+.Laesgen_bitsliced256_gcm_none_seal_no2:
+	testq	$1, %r11
+	je	.Laesgen_bitsliced256_gcm_none_seal_no1
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+.Laesgen_bitsliced256_gcm_none_seal_no1:
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
+	jne	.Laesgen_bitsliced256_gcm_none_seal_absorbed
+	vmovdqa	14240(%rbx), %xmm1
+	vpmovzxbq	%xmm1, %ymm2
+	vpsrldq	$4, %xmm1, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpmovzxbq	%xmm4, %ymm4
+	vpsrldq	$12, %xmm1, %xmm1
+	vpmovzxbq	%xmm1, %ymm1
+	movq	14016(%rbx), %r10
+	andq	$7, %r10
+	shlq	$3, %r10
+	movq	$64, %r11
+	subq	%r10, %r11
+	vmovq	%r10, %xmm5
+	vmovq	%r11, %xmm6
+	vpsllq	%xmm5, %ymm2, %ymm7
+	vpsrlq	%xmm6, %ymm2, %ymm2
+	vpor	%ymm2, %ymm7, %ymm7
+	vpsllq	%xmm5, %ymm3, %ymm2
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm5, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm5, %ymm1, %ymm4
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm4, %ymm4
+	vpbroadcastq	13888(%rbx), %ymm1
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm9
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm10
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
+	vpbroadcastq	13896(%rbx), %ymm11
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13904(%rbx), %ymm11
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13912(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13920(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13928(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13936(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13944(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13952(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13960(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13968(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13976(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13984(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13992(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14000(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14008(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_seal_slots1(%rip), %ymm2
+	vpsllq	%xmm5, %ymm2, %ymm3
+	vpsrlq	%xmm6, %ymm2, %ymm2
+	vpor	%ymm2, %ymm3, %ymm3
+	vmovdqu	13888(%rbx), %ymm2
+	vpblendvb	%ymm3, %ymm8, %ymm2, %ymm8
+	vmovdqu	13920(%rbx), %ymm2
+	vpblendvb	%ymm3, %ymm9, %ymm2, %ymm9
+	vmovdqu	13952(%rbx), %ymm2
+	vpblendvb	%ymm3, %ymm10, %ymm2, %ymm10
+	vmovdqu	13984(%rbx), %ymm2
+	vpblendvb	%ymm3, %ymm1, %ymm2, %ymm1
+	vmovdqu	%ymm8, 13888(%rbx)
+	vmovdqu	%ymm9, 13920(%rbx)
+	vmovdqu	%ymm10, 13952(%rbx)
+	vmovdqu	%ymm1, 13984(%rbx)
+	addq	$1, 14016(%rbx)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 14240(%rbx)
+.Laesgen_bitsliced256_gcm_none_seal_whole:
+.Laesgen_bitsliced256_gcm_none_seal_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_seal_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vinserti128	$1, 64(%rsi), %ymm1, %ymm1
+	vmovdqu	16(%rsi), %xmm2
+	vinserti128	$1, 80(%rsi), %ymm2, %ymm2
+	vmovdqu	32(%rsi), %xmm3
+	vinserti128	$1, 96(%rsi), %ymm3, %ymm3
+	vmovdqu	48(%rsi), %xmm4
+	vinserti128	$1, 112(%rsi), %ymm4, %ymm4
+	vpunpcklbw	%ymm2, %ymm1, %ymm5
+	vpunpcklbw	%ymm4, %ymm3, %ymm6
+	vpunpckhbw	%ymm2, %ymm1, %ymm1
+	vpunpckhbw	%ymm4, %ymm3, %ymm2
+	vpunpcklwd	%ymm6, %ymm5, %ymm3
+	vpunpckhwd	%ymm6, %ymm5, %ymm4
+	vpunpcklwd	%ymm2, %ymm1, %ymm5
+	vpunpckhwd	%ymm2, %ymm1, %ymm1
+	vmovdqu	.Laesgen_bitsliced256_gcm_none_seal_slice_permute(%rip), %ymm2
+	vpermd	%ymm3, %ymm2, %ymm3
+	vpermd	%ymm4, %ymm2, %ymm4
+	vpermd	%ymm5, %ymm2, %ymm5
+	vpermd	%ymm1, %ymm2, %ymm1
+	movq	14016(%rbx), %r10
+	andq	$7, %r10
+	shlq	$3, %r10
+	movq	$64, %r11
+	subq	%r10, %r11
+	vmovq	%r10, %xmm2
+	vmovq	%r11, %xmm6
+	vpsllq	%xmm2, %ymm3, %ymm7
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm7, %ymm7
+	vpsllq	%xmm2, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm2, %ymm5, %ymm4
+	vpsrlq	%xmm6, %ymm5, %ymm5
+	vpor	%ymm5, %ymm4, %ymm4
+	vpsllq	%xmm2, %ymm1, %ymm2
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vpbroadcastq	13888(%rbx), %ymm1
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm5
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm6
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
+	vpbroadcastq	13896(%rbx), %ymm9
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13904(%rbx), %ymm9
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13912(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13920(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13928(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13936(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13944(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13952(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13960(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13968(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13976(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13984(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13992(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	14000(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	14008(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm1, %ymm1
+	vmovdqu	%ymm5, 13888(%rbx)
+	vmovdqu	%ymm6, 13920(%rbx)
+	vmovdqu	%ymm8, 13952(%rbx)
+	vmovdqu	%ymm1, 13984(%rbx)
+	addq	$8, 14016(%rbx)
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_hash8
+.Laesgen_bitsliced256_gcm_none_seal_hashed8:
+.Laesgen_bitsliced256_gcm_none_seal_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_seal_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpunpcklbw	%ymm2, %ymm1, %ymm5
+	vpunpcklbw	%ymm4, %ymm3, %ymm6
+	vpunpckhbw	%ymm2, %ymm1, %ymm1
+	vpunpckhbw	%ymm4, %ymm3, %ymm2
+	vpunpcklwd	%ymm6, %ymm5, %ymm3
+	vpunpckhwd	%ymm6, %ymm5, %ymm4
+	vpunpcklwd	%ymm2, %ymm1, %ymm5
+	vpunpckhwd	%ymm2, %ymm1, %ymm1
+	vmovdqu	.Laesgen_bitsliced256_gcm_none_seal_slice_permute(%rip), %ymm2
+	vpermd	%ymm3, %ymm2, %ymm3
+	vpermd	%ymm4, %ymm2, %ymm4
+	vpermd	%ymm5, %ymm2, %ymm5
+	vpermd	%ymm1, %ymm2, %ymm1
+	movq	14016(%rbx), %r10
+	andq	$7, %r10
+	shlq	$3, %r10
+	movq	$64, %r11
+	subq	%r10, %r11
+	vmovq	%r10, %xmm2
+	vmovq	%r11, %xmm6
+	vpsllq	%xmm2, %ymm3, %ymm7
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm7, %ymm7
+	vpsllq	%xmm2, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm2, %ymm5, %ymm4
+	vpsrlq	%xmm6, %ymm5, %ymm5
+	vpor	%ymm5, %ymm4, %ymm4
+	vpsllq	%xmm2, %ymm1, %ymm5
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm5, %ymm5
+	vpbroadcastq	13888(%rbx), %ymm1
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm9
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm10
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
+	vpbroadcastq	13896(%rbx), %ymm11
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13904(%rbx), %ymm11
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13912(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13920(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13928(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13936(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13944(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13952(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13960(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13968(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13976(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13984(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13992(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14000(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14008(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_seal_slots1(%rip), %ymm3
+	vpsllq	%xmm2, %ymm3, %ymm2
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vmovdqu	13888(%rbx), %ymm3
+	vpblendvb	%ymm2, %ymm8, %ymm3, %ymm8
+	vmovdqu	13920(%rbx), %ymm3
+	vpblendvb	%ymm2, %ymm9, %ymm3, %ymm9
+	vmovdqu	13952(%rbx), %ymm3
+	vpblendvb	%ymm2, %ymm10, %ymm3, %ymm10
+	vmovdqu	13984(%rbx), %ymm3
+	vpblendvb	%ymm2, %ymm1, %ymm3, %ymm1
+	vmovdqu	%ymm8, 13888(%rbx)
+	vmovdqu	%ymm9, 13920(%rbx)
+	vmovdqu	%ymm10, 13952(%rbx)
+	vmovdqu	%ymm1, 13984(%rbx)
+	addq	$1, 14016(%rbx)
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_hash1
+.Laesgen_bitsliced256_gcm_none_seal_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_absorbed
+	leaq	14240(%rbx), %r10
+	testq	$8, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_no8_2
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rsi
+	addq	$8, %r10
+.Laesgen_bitsliced256_gcm_none_seal_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_no4_2
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rsi
+	addq	$4, %r10
+.Laesgen_bitsliced256_gcm_none_seal_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_no2_2
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rsi
+	addq	$2, %r10
+.Laesgen_bitsliced256_gcm_none_seal_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_no1_2
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_bitsliced256_gcm_none_seal_no1_2:
+.Laesgen_bitsliced256_gcm_none_seal_absorbed:
+	vmovdqa	%xmm0, 14224(%rbx)
+	vmovdqa	14224(%rbx), %xmm0
+	movq	14296(%rbx), %rdx
+	testq	$15, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_flushed
+	vmovdqa	14240(%rbx), %xmm0
+	vpmovzxbq	%xmm0, %ymm1
+	vpsrldq	$4, %xmm0, %xmm2
+	vpmovzxbq	%xmm2, %ymm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$12, %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm0
+	movq	14016(%rbx), %rdx
+	andq	$7, %rdx
+	shlq	$3, %rdx
+	movq	$64, %rsi
+	subq	%rdx, %rsi
+	vmovq	%rdx, %xmm4
+	vmovq	%rsi, %xmm5
+	vpsllq	%xmm4, %ymm1, %ymm6
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm4, %ymm0, %ymm3
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm3, %ymm3
+	vpbroadcastq	13888(%rbx), %ymm0
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm0, %ymm7
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm0, %ymm8
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm0, %ymm9
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm0, %ymm0
+	vpbroadcastq	13896(%rbx), %ymm10
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13904(%rbx), %ymm10
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13912(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13920(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13928(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13936(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13944(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13952(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13960(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13968(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13976(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13984(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13992(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14000(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14008(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_seal_slots1(%rip), %ymm1
+	vpsllq	%xmm4, %ymm1, %ymm2
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vmovdqu	13888(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
+	vmovdqu	13920(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
+	vmovdqu	13952(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
+	vmovdqu	13984(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
+	vmovdqu	%ymm7, 13888(%rbx)
+	vmovdqu	%ymm8, 13920(%rbx)
+	vmovdqu	%ymm9, 13952(%rbx)
+	vmovdqu	%ymm0, 13984(%rbx)
+	addq	$1, 14016(%rbx)
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 14240(%rbx)
+.Laesgen_bitsliced256_gcm_none_seal_flushed:
+	vmovq	%rdi, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm1
+	vpsrldq	$4, %xmm0, %xmm2
+	vpmovzxbq	%xmm2, %ymm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$12, %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm0
+	movq	14016(%rbx), %rdx
+	andq	$7, %rdx
+	shlq	$3, %rdx
+	movq	$64, %rsi
+	subq	%rdx, %rsi
+	vmovq	%rdx, %xmm4
+	vmovq	%rsi, %xmm5
+	vpsllq	%xmm4, %ymm1, %ymm6
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm4, %ymm0, %ymm3
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm3, %ymm3
+	vpbroadcastq	13888(%rbx), %ymm0
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm0, %ymm7
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm0, %ymm8
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm0, %ymm9
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm0, %ymm0
+	vpbroadcastq	13896(%rbx), %ymm10
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13904(%rbx), %ymm10
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13912(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13920(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13928(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13936(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13944(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13952(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13960(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13968(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13976(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13984(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13992(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14000(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14008(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_seal_slots1(%rip), %ymm1
+	vpsllq	%xmm4, %ymm1, %ymm2
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vmovdqu	13888(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
+	vmovdqu	13920(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
+	vmovdqu	13952(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
+	vmovdqu	13984(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
+	vmovdqu	%ymm7, 13888(%rbx)
+	vmovdqu	%ymm8, 13920(%rbx)
+	vmovdqu	%ymm9, 13952(%rbx)
+	vmovdqu	%ymm0, 13984(%rbx)
+	addq	$1, 14016(%rbx)
+	vmovdqu	13888(%rbx), %ymm0
+	vmovdqu	13920(%rbx), %ymm1
+	vmovdqu	13952(%rbx), %ymm2
+	vmovdqu	13984(%rbx), %ymm3
+	movq	14016(%rbx), %rdx
+	andq	$7, %rdx
+	shlq	$3, %rdx
+	movq	$64, %rsi
+	subq	%rdx, %rsi
+	vmovq	%rsi, %xmm4
+	vmovq	%rdx, %xmm5
+	vpsllq	%xmm4, %ymm0, %ymm6
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm1, %ymm0
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm0, %ymm0
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 13888(%rbx)
+	vmovdqu	%ymm0, 13920(%rbx)
+	vmovdqu	%ymm1, 13952(%rbx)
+	vmovdqu	%ymm2, 13984(%rbx)
+	vpbroadcastq	13888(%rbx), %ymm3
+	vgf2p8affineqb	$0, 7744(%rbx), %ymm3, %ymm4
+	vgf2p8affineqb	$0, 7776(%rbx), %ymm3, %ymm5
+	vgf2p8affineqb	$0, 7808(%rbx), %ymm3, %ymm7
+	vgf2p8affineqb	$0, 7840(%rbx), %ymm3, %ymm3
+	vpbroadcastq	13896(%rbx), %ymm8
+	vgf2p8affineqb	$0, 7872(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 7904(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7936(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7968(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13904(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8000(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8032(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8064(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8096(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13912(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8128(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8160(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8192(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8224(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13920(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8256(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8288(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8320(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8352(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13928(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8384(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8416(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8448(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8480(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13936(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8512(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8544(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8576(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8608(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13944(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8640(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8672(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8704(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8736(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13952(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8768(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8800(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8832(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8864(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13960(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8896(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8928(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8960(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8992(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13968(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9024(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9056(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9088(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9120(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13976(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9152(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9184(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9216(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9248(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13984(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9280(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9312(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9344(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9376(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13992(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9408(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9440(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9472(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9504(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14000(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9536(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9568(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9600(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9632(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14008(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9664(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9696(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9728(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9760(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$32, %ymm6, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vmovdqu	%ymm4, 13888(%rbx)
+	vpsrlq	$32, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vmovdqu	%ymm5, 13920(%rbx)
+	vpsrlq	$32, %ymm1, %ymm0
+	vpxor	%ymm0, %ymm7, %ymm7
+	vmovdqu	%ymm7, 13952(%rbx)
+	vpsrlq	$32, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 13984(%rbx)
+	vpbroadcastq	13888(%rbx), %ymm0
+	vgf2p8affineqb	$0, 9792(%rbx), %ymm0, %ymm1
+	vgf2p8affineqb	$0, 9824(%rbx), %ymm0, %ymm2
+	vgf2p8affineqb	$0, 9856(%rbx), %ymm0, %ymm6
+	vgf2p8affineqb	$0, 9888(%rbx), %ymm0, %ymm0
+	vpbroadcastq	13896(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9920(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 9952(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 9984(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10016(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13904(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10048(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10080(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10112(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10144(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13912(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10176(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10208(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10240(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10272(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13920(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10304(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10336(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10368(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10400(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13928(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10432(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10464(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10496(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10528(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13936(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10560(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10592(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10624(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10656(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13944(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10688(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10720(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10752(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10784(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13952(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10816(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10848(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10880(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10912(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13960(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10944(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10976(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11008(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11040(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13968(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11072(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11104(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11136(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11168(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13976(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11200(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11232(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11264(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11296(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13984(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11328(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11360(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11392(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11424(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13992(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11456(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11488(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11520(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11552(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	14000(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11584(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11616(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11648(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11680(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	14008(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11712(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11744(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11776(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11808(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsrlq	$16, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vmovdqu	%ymm1, 13888(%rbx)
+	vpsrlq	$16, %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	%ymm2, 13920(%rbx)
+	vpsrlq	$16, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm6, 13952(%rbx)
+	vpsrlq	$16, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 13984(%rbx)
+	vpbroadcastq	13888(%rbx), %ymm3
+	vgf2p8affineqb	$0, 11840(%rbx), %ymm3, %ymm4
+	vgf2p8affineqb	$0, 11872(%rbx), %ymm3, %ymm5
+	vgf2p8affineqb	$0, 11904(%rbx), %ymm3, %ymm7
+	vgf2p8affineqb	$0, 11936(%rbx), %ymm3, %ymm3
+	vpbroadcastq	13896(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11968(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12000(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12032(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12064(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13904(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12096(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12128(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12160(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12192(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13912(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12224(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12256(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12288(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12320(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13920(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12352(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12384(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12416(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12448(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13928(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12480(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12512(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12544(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12576(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13936(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12608(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12640(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12672(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12704(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13944(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12736(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12768(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12800(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12832(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13952(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12864(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12896(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12928(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12960(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13960(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12992(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13024(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13056(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13088(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13968(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13120(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13152(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13184(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13216(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13976(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13248(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13280(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13312(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13344(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13984(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13376(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13408(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13440(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13472(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13992(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13504(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13536(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13568(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13600(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14000(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13632(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13664(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13696(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13728(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14008(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13760(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13792(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13824(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13856(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$8, %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	%ymm4, 13888(%rbx)
+	vpsrlq	$8, %ymm2, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vmovdqu	%ymm5, 13920(%rbx)
+	vpsrlq	$8, %ymm6, %ymm1
+	vpxor	%ymm1, %ymm7, %ymm7
+	vmovdqu	%ymm7, 13952(%rbx)
+	vpsrlq	$8, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 13984(%rbx)
+	vpbroadcastq	13888(%rbx), %ymm0
+	vgf2p8affineqb	$0, 11840(%rbx), %ymm0, %ymm1
+	vgf2p8affineqb	$0, 11872(%rbx), %ymm0, %ymm2
+	vgf2p8affineqb	$0, 11904(%rbx), %ymm0, %ymm3
+	vgf2p8affineqb	$0, 11936(%rbx), %ymm0, %ymm0
+	vpbroadcastq	13896(%rbx), %ymm4
+	vgf2p8affineqb	$0, 11968(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12000(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12032(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12064(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13904(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12096(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12128(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12160(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12192(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13912(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12224(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12256(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12288(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12320(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13920(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12352(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12384(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12416(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12448(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13928(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12480(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12512(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12544(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12576(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13936(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12608(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12640(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12672(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12704(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13944(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12736(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12768(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12800(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12832(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13952(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12864(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12896(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12928(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12960(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13960(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12992(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13024(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13056(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13088(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13968(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13120(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13152(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13184(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13216(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13976(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13248(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13280(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13312(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13344(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13984(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13376(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13408(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13440(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13472(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13992(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13504(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13536(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13568(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13600(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	14000(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13632(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13664(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13696(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13728(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	14008(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13760(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13792(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13824(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13856(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_slot0_0(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_slot0_1(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_slot0_2(%rip), %ymm3, %ymm2
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_slot0_3(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm1, %ymm1
+	vextracti128	$1, %ymm1, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqu	%ymm1, 13888(%rbx)
+	vmovdqu	%ymm1, 13920(%rbx)
+	vmovdqu	%ymm1, 13952(%rbx)
+	vmovdqu	%ymm1, 13984(%rbx)
+	movq	$0, 14016(%rbx)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 14224(%rbx)
+	movq	$0, 14296(%rbx)
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_bitsliced256_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 14208(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_bitsliced256_gcm_none_seal_aes128_2
+	cmpl	$192, %edx
+	je	.Laesgen_bitsliced256_gcm_none_seal_aes192_2
+.Laesgen_bitsliced256_gcm_none_seal_aes256_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_seal_bs_rotations128+32(%rip), %rdi
+	movq	$11, %rsi
+.Laesgen_bitsliced256_gcm_none_seal_bs_round_4:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdi), %xmm7, %xmm6
+	vpshufb	(%rdi), %xmm3, %xmm9
+	vpshufb	(%rdi), %xmm2, %xmm10
+	vpshufb	(%rdi), %xmm0, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm4, %xmm13
+	vpshufb	(%rdi), %xmm5, %xmm14
+	vpshufb	(%rdi), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm6, %xmm6
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_seal_bs_round_4
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	3840(%rbx), %xmm7, %xmm7
+	vpxor	3872(%rbx), %xmm3, %xmm3
+	vpxor	3904(%rbx), %xmm2, %xmm2
+	vpxor	3936(%rbx), %xmm0, %xmm0
+	vpxor	3968(%rbx), %xmm1, %xmm1
+	vpxor	4000(%rbx), %xmm4, %xmm4
+	vpxor	4032(%rbx), %xmm5, %xmm5
+	vpxor	4064(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_aes_done_2
+.Laesgen_bitsliced256_gcm_none_seal_aes128_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_seal_bs_rotations128+32(%rip), %rdi
+	movq	$7, %rsi
+.Laesgen_bitsliced256_gcm_none_seal_bs_round_5:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdi), %xmm7, %xmm6
+	vpshufb	(%rdi), %xmm3, %xmm9
+	vpshufb	(%rdi), %xmm2, %xmm10
+	vpshufb	(%rdi), %xmm0, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm4, %xmm13
+	vpshufb	(%rdi), %xmm5, %xmm14
+	vpshufb	(%rdi), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm6, %xmm6
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_seal_bs_round_5
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	2816(%rbx), %xmm7, %xmm7
+	vpxor	2848(%rbx), %xmm3, %xmm3
+	vpxor	2880(%rbx), %xmm2, %xmm2
+	vpxor	2912(%rbx), %xmm0, %xmm0
+	vpxor	2944(%rbx), %xmm1, %xmm1
+	vpxor	2976(%rbx), %xmm4, %xmm4
+	vpxor	3008(%rbx), %xmm5, %xmm5
+	vpxor	3040(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_aes_done_2
+.Laesgen_bitsliced256_gcm_none_seal_aes192_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_seal_bs_rotations128+96(%rip), %rdi
+	movq	$9, %rsi
+.Laesgen_bitsliced256_gcm_none_seal_bs_round_6:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdi), %xmm7, %xmm6
+	vpshufb	(%rdi), %xmm3, %xmm9
+	vpshufb	(%rdi), %xmm2, %xmm10
+	vpshufb	(%rdi), %xmm0, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm4, %xmm13
+	vpshufb	(%rdi), %xmm5, %xmm14
+	vpshufb	(%rdi), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm6, %xmm6
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_seal_bs_round_6
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	3328(%rbx), %xmm7, %xmm7
+	vpxor	3360(%rbx), %xmm3, %xmm3
+	vpxor	3392(%rbx), %xmm2, %xmm2
+	vpxor	3424(%rbx), %xmm0, %xmm0
+	vpxor	3456(%rbx), %xmm1, %xmm1
+	vpxor	3488(%rbx), %xmm4, %xmm4
+	vpxor	3520(%rbx), %xmm5, %xmm5
+	vpxor	3552(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_aes_done_2
+.Laesgen_bitsliced256_gcm_none_seal_aes_done_2:
+	vmovdqa	%xmm0, 14192(%rbx)
+.Laesgen_bitsliced256_gcm_none_seal_have_j0:
 	vmovdqa	14224(%rbx), %xmm0
 	movq	14288(%rbx), %rdx
 	addq	%rax, 14288(%rbx)
@@ -17419,32 +19921,9 @@ aesgen_bitsliced256_gcm_none_seal:
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_bitsliced256_gcm_none_seal_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_seal_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_seal_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_seal_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_seal_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_seal_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -17518,6 +19997,29 @@ aesgen_bitsliced256_gcm_none_seal:
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	3
+.Laesgen_bitsliced256_gcm_none_seal_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_seal_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_seal_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_seal_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_seal_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_seal_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -17603,1705 +20105,6 @@ aesgen_bitsliced256_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 14312(%rbx)
-	jmp	.Laesgen_bitsliced256_gcm_none_open_have_j0
-.Laesgen_bitsliced256_gcm_none_open_long_nonce:
-	movq	$1, 14312(%rbx)
-	movq	%rdx, %rdi
-	shlq	$3, %rdi
-	vmovdqa	14224(%rbx), %xmm0
-	movq	14296(%rbx), %r10
-	addq	%rdx, 14296(%rbx)
-	andq	$15, %r10
-	je	.Laesgen_bitsliced256_gcm_none_open_whole
-	movq	$16, %r11
-	subq	%r10, %r11
-	cmpq	%rdx, %r11
-	cmovaq	%rdx, %r11
-	leaq	14240(%rbx,%r10,1), %r12
-	movq	%rsi, %rbp
-	testq	$8, %r11
-	je	.Laesgen_bitsliced256_gcm_none_open_no8
-	movq	(%rbp), %r13
-	movq	%r13, (%r12)
-	addq	$8, %rbp
-	addq	$8, %r12
-.Laesgen_bitsliced256_gcm_none_open_no8:
-	testq	$4, %r11
-	je	.Laesgen_bitsliced256_gcm_none_open_no4
-	movl	(%rbp), %r13d
-	movl	%r13d, (%r12)
-	addq	$4, %rbp
-	addq	$4, %r12
-.Laesgen_bitsliced256_gcm_none_open_no4:
-	testq	$2, %r11
-	je	.Laesgen_bitsliced256_gcm_none_open_no2
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-	movzbl	1(%rbp), %r13d
-	movb	%r13b, 1(%r12)
-	addq	$2, %rbp
-	addq	$2, %r12
-.Laesgen_bitsliced256_gcm_none_open_no2:
-	testq	$1, %r11
-	je	.Laesgen_bitsliced256_gcm_none_open_no1
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-.Laesgen_bitsliced256_gcm_none_open_no1:
-	addq	%r11, %rsi
-	subq	%r11, %rdx
-	addq	%r11, %r10
-	cmpq	$16, %r10
-	jne	.Laesgen_bitsliced256_gcm_none_open_absorbed
-	vmovdqa	14240(%rbx), %xmm1
-	vpmovzxbq	%xmm1, %ymm2
-	vpsrldq	$4, %xmm1, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpmovzxbq	%xmm4, %ymm4
-	vpsrldq	$12, %xmm1, %xmm1
-	vpmovzxbq	%xmm1, %ymm1
-	movq	14016(%rbx), %r10
-	andq	$7, %r10
-	shlq	$3, %r10
-	movq	$64, %r11
-	subq	%r10, %r11
-	vmovq	%r10, %xmm5
-	vmovq	%r11, %xmm6
-	vpsllq	%xmm5, %ymm2, %ymm7
-	vpsrlq	%xmm6, %ymm2, %ymm2
-	vpor	%ymm2, %ymm7, %ymm7
-	vpsllq	%xmm5, %ymm3, %ymm2
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm5, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm5, %ymm1, %ymm4
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm4, %ymm4
-	vpbroadcastq	13888(%rbx), %ymm1
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm9
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm10
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
-	vpbroadcastq	13896(%rbx), %ymm11
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13904(%rbx), %ymm11
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13912(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13920(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13928(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13936(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13944(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13952(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13960(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13968(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13976(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13984(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13992(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14000(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14008(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_open_slots1(%rip), %ymm2
-	vpsllq	%xmm5, %ymm2, %ymm3
-	vpsrlq	%xmm6, %ymm2, %ymm2
-	vpor	%ymm2, %ymm3, %ymm3
-	vmovdqu	13888(%rbx), %ymm2
-	vpblendvb	%ymm3, %ymm8, %ymm2, %ymm8
-	vmovdqu	13920(%rbx), %ymm2
-	vpblendvb	%ymm3, %ymm9, %ymm2, %ymm9
-	vmovdqu	13952(%rbx), %ymm2
-	vpblendvb	%ymm3, %ymm10, %ymm2, %ymm10
-	vmovdqu	13984(%rbx), %ymm2
-	vpblendvb	%ymm3, %ymm1, %ymm2, %ymm1
-	vmovdqu	%ymm8, 13888(%rbx)
-	vmovdqu	%ymm9, 13920(%rbx)
-	vmovdqu	%ymm10, 13952(%rbx)
-	vmovdqu	%ymm1, 13984(%rbx)
-	addq	$1, 14016(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 14240(%rbx)
-.Laesgen_bitsliced256_gcm_none_open_whole:
-.Laesgen_bitsliced256_gcm_none_open_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_open_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vinserti128	$1, 64(%rsi), %ymm1, %ymm1
-	vmovdqu	16(%rsi), %xmm2
-	vinserti128	$1, 80(%rsi), %ymm2, %ymm2
-	vmovdqu	32(%rsi), %xmm3
-	vinserti128	$1, 96(%rsi), %ymm3, %ymm3
-	vmovdqu	48(%rsi), %xmm4
-	vinserti128	$1, 112(%rsi), %ymm4, %ymm4
-	vpunpcklbw	%ymm2, %ymm1, %ymm5
-	vpunpcklbw	%ymm4, %ymm3, %ymm6
-	vpunpckhbw	%ymm2, %ymm1, %ymm1
-	vpunpckhbw	%ymm4, %ymm3, %ymm2
-	vpunpcklwd	%ymm6, %ymm5, %ymm3
-	vpunpckhwd	%ymm6, %ymm5, %ymm4
-	vpunpcklwd	%ymm2, %ymm1, %ymm5
-	vpunpckhwd	%ymm2, %ymm1, %ymm1
-	vmovdqu	.Laesgen_bitsliced256_gcm_none_open_slice_permute(%rip), %ymm2
-	vpermd	%ymm3, %ymm2, %ymm3
-	vpermd	%ymm4, %ymm2, %ymm4
-	vpermd	%ymm5, %ymm2, %ymm5
-	vpermd	%ymm1, %ymm2, %ymm1
-	movq	14016(%rbx), %r10
-	andq	$7, %r10
-	shlq	$3, %r10
-	movq	$64, %r11
-	subq	%r10, %r11
-	vmovq	%r10, %xmm2
-	vmovq	%r11, %xmm6
-	vpsllq	%xmm2, %ymm3, %ymm7
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm7, %ymm7
-	vpsllq	%xmm2, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm2, %ymm5, %ymm4
-	vpsrlq	%xmm6, %ymm5, %ymm5
-	vpor	%ymm5, %ymm4, %ymm4
-	vpsllq	%xmm2, %ymm1, %ymm2
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vpbroadcastq	13888(%rbx), %ymm1
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm5
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm6
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
-	vpbroadcastq	13896(%rbx), %ymm9
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13904(%rbx), %ymm9
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13912(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13920(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13928(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13936(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13944(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13952(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13960(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13968(%rbx), %ymm9
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13976(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13984(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13992(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	14000(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	14008(%rbx), %ymm9
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm1, %ymm1
-	vmovdqu	%ymm5, 13888(%rbx)
-	vmovdqu	%ymm6, 13920(%rbx)
-	vmovdqu	%ymm8, 13952(%rbx)
-	vmovdqu	%ymm1, 13984(%rbx)
-	addq	$8, 14016(%rbx)
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_open_hash8
-.Laesgen_bitsliced256_gcm_none_open_hashed8:
-.Laesgen_bitsliced256_gcm_none_open_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_open_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpxor	%xmm2, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm4, %xmm4
-	vpunpcklbw	%ymm2, %ymm1, %ymm5
-	vpunpcklbw	%ymm4, %ymm3, %ymm6
-	vpunpckhbw	%ymm2, %ymm1, %ymm1
-	vpunpckhbw	%ymm4, %ymm3, %ymm2
-	vpunpcklwd	%ymm6, %ymm5, %ymm3
-	vpunpckhwd	%ymm6, %ymm5, %ymm4
-	vpunpcklwd	%ymm2, %ymm1, %ymm5
-	vpunpckhwd	%ymm2, %ymm1, %ymm1
-	vmovdqu	.Laesgen_bitsliced256_gcm_none_open_slice_permute(%rip), %ymm2
-	vpermd	%ymm3, %ymm2, %ymm3
-	vpermd	%ymm4, %ymm2, %ymm4
-	vpermd	%ymm5, %ymm2, %ymm5
-	vpermd	%ymm1, %ymm2, %ymm1
-	movq	14016(%rbx), %r10
-	andq	$7, %r10
-	shlq	$3, %r10
-	movq	$64, %r11
-	subq	%r10, %r11
-	vmovq	%r10, %xmm2
-	vmovq	%r11, %xmm6
-	vpsllq	%xmm2, %ymm3, %ymm7
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm7, %ymm7
-	vpsllq	%xmm2, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm2, %ymm5, %ymm4
-	vpsrlq	%xmm6, %ymm5, %ymm5
-	vpor	%ymm5, %ymm4, %ymm4
-	vpsllq	%xmm2, %ymm1, %ymm5
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm5, %ymm5
-	vpbroadcastq	13888(%rbx), %ymm1
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm9
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm10
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
-	vpbroadcastq	13896(%rbx), %ymm11
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13904(%rbx), %ymm11
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13912(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13920(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13928(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13936(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13944(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13952(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13960(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13968(%rbx), %ymm11
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13976(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13984(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13992(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14000(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14008(%rbx), %ymm11
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_open_slots1(%rip), %ymm3
-	vpsllq	%xmm2, %ymm3, %ymm2
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vmovdqu	13888(%rbx), %ymm3
-	vpblendvb	%ymm2, %ymm8, %ymm3, %ymm8
-	vmovdqu	13920(%rbx), %ymm3
-	vpblendvb	%ymm2, %ymm9, %ymm3, %ymm9
-	vmovdqu	13952(%rbx), %ymm3
-	vpblendvb	%ymm2, %ymm10, %ymm3, %ymm10
-	vmovdqu	13984(%rbx), %ymm3
-	vpblendvb	%ymm2, %ymm1, %ymm3, %ymm1
-	vmovdqu	%ymm8, 13888(%rbx)
-	vmovdqu	%ymm9, 13920(%rbx)
-	vmovdqu	%ymm10, 13952(%rbx)
-	vmovdqu	%ymm1, 13984(%rbx)
-	addq	$1, 14016(%rbx)
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_open_hash1
-.Laesgen_bitsliced256_gcm_none_open_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_absorbed
-	leaq	14240(%rbx), %r10
-	testq	$8, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_no8_2
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
-	addq	$8, %rsi
-	addq	$8, %r10
-.Laesgen_bitsliced256_gcm_none_open_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_no4_2
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %rsi
-	addq	$4, %r10
-.Laesgen_bitsliced256_gcm_none_open_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_no2_2
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
-	addq	$2, %r10
-.Laesgen_bitsliced256_gcm_none_open_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_no1_2
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_bitsliced256_gcm_none_open_no1_2:
-.Laesgen_bitsliced256_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 14224(%rbx)
-	vmovdqa	14224(%rbx), %xmm0
-	movq	14296(%rbx), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_flushed
-	vmovdqa	14240(%rbx), %xmm0
-	vpmovzxbq	%xmm0, %ymm1
-	vpsrldq	$4, %xmm0, %xmm2
-	vpmovzxbq	%xmm2, %ymm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$12, %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm0
-	movq	14016(%rbx), %rdx
-	andq	$7, %rdx
-	shlq	$3, %rdx
-	movq	$64, %rsi
-	subq	%rdx, %rsi
-	vmovq	%rdx, %xmm4
-	vmovq	%rsi, %xmm5
-	vpsllq	%xmm4, %ymm1, %ymm6
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm4, %ymm0, %ymm3
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm3, %ymm3
-	vpbroadcastq	13888(%rbx), %ymm0
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm0, %ymm7
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm0, %ymm8
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm0, %ymm9
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm0, %ymm0
-	vpbroadcastq	13896(%rbx), %ymm10
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13904(%rbx), %ymm10
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13912(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13920(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13928(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13936(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13944(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13952(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13960(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13968(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13976(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13984(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13992(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14000(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14008(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_open_slots1(%rip), %ymm1
-	vpsllq	%xmm4, %ymm1, %ymm2
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vmovdqu	13888(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
-	vmovdqu	13920(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
-	vmovdqu	13952(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
-	vmovdqu	13984(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
-	vmovdqu	%ymm7, 13888(%rbx)
-	vmovdqu	%ymm8, 13920(%rbx)
-	vmovdqu	%ymm9, 13952(%rbx)
-	vmovdqu	%ymm0, 13984(%rbx)
-	addq	$1, 14016(%rbx)
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 14240(%rbx)
-.Laesgen_bitsliced256_gcm_none_open_flushed:
-	vmovq	%rdi, %xmm0
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm1
-	vpsrldq	$4, %xmm0, %xmm2
-	vpmovzxbq	%xmm2, %ymm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$12, %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm0
-	movq	14016(%rbx), %rdx
-	andq	$7, %rdx
-	shlq	$3, %rdx
-	movq	$64, %rsi
-	subq	%rdx, %rsi
-	vmovq	%rdx, %xmm4
-	vmovq	%rsi, %xmm5
-	vpsllq	%xmm4, %ymm1, %ymm6
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm4, %ymm0, %ymm3
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm3, %ymm3
-	vpbroadcastq	13888(%rbx), %ymm0
-	vgf2p8affineqb	$0, 5696(%rbx), %ymm0, %ymm7
-	vgf2p8affineqb	$0, 5728(%rbx), %ymm0, %ymm8
-	vgf2p8affineqb	$0, 5760(%rbx), %ymm0, %ymm9
-	vgf2p8affineqb	$0, 5792(%rbx), %ymm0, %ymm0
-	vpbroadcastq	13896(%rbx), %ymm10
-	vgf2p8affineqb	$0, 5824(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5856(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5888(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5920(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13904(%rbx), %ymm10
-	vgf2p8affineqb	$0, 5952(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5984(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6016(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6048(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13912(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6080(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6112(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6144(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6176(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13920(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6208(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6240(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6272(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6304(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13928(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6336(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6368(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6400(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6432(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13936(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6464(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6496(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6528(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6560(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13944(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6592(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6624(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6656(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6688(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13952(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6720(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6752(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6784(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6816(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13960(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6848(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6880(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6912(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6944(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13968(%rbx), %ymm10
-	vgf2p8affineqb	$0, 6976(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7008(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7040(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7072(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13976(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7104(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7136(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7168(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7200(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13984(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7232(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7264(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7296(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7328(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13992(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7360(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7392(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7424(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7456(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14000(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7488(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7520(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7552(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7584(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14008(%rbx), %ymm10
-	vgf2p8affineqb	$0, 7616(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7648(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7680(%rbx), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7712(%rbx), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_open_slots1(%rip), %ymm1
-	vpsllq	%xmm4, %ymm1, %ymm2
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vmovdqu	13888(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
-	vmovdqu	13920(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
-	vmovdqu	13952(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
-	vmovdqu	13984(%rbx), %ymm1
-	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
-	vmovdqu	%ymm7, 13888(%rbx)
-	vmovdqu	%ymm8, 13920(%rbx)
-	vmovdqu	%ymm9, 13952(%rbx)
-	vmovdqu	%ymm0, 13984(%rbx)
-	addq	$1, 14016(%rbx)
-	vmovdqu	13888(%rbx), %ymm0
-	vmovdqu	13920(%rbx), %ymm1
-	vmovdqu	13952(%rbx), %ymm2
-	vmovdqu	13984(%rbx), %ymm3
-	movq	14016(%rbx), %rdx
-	andq	$7, %rdx
-	shlq	$3, %rdx
-	movq	$64, %rsi
-	subq	%rdx, %rsi
-	vmovq	%rsi, %xmm4
-	vmovq	%rdx, %xmm5
-	vpsllq	%xmm4, %ymm0, %ymm6
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm1, %ymm0
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm0, %ymm0
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vmovdqu	%ymm6, 13888(%rbx)
-	vmovdqu	%ymm0, 13920(%rbx)
-	vmovdqu	%ymm1, 13952(%rbx)
-	vmovdqu	%ymm2, 13984(%rbx)
-	vpbroadcastq	13888(%rbx), %ymm3
-	vgf2p8affineqb	$0, 7744(%rbx), %ymm3, %ymm4
-	vgf2p8affineqb	$0, 7776(%rbx), %ymm3, %ymm5
-	vgf2p8affineqb	$0, 7808(%rbx), %ymm3, %ymm7
-	vgf2p8affineqb	$0, 7840(%rbx), %ymm3, %ymm3
-	vpbroadcastq	13896(%rbx), %ymm8
-	vgf2p8affineqb	$0, 7872(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 7904(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7936(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7968(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13904(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8000(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8032(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8064(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8096(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13912(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8128(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8160(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8192(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8224(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13920(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8256(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8288(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8320(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8352(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13928(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8384(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8416(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8448(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8480(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13936(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8512(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8544(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8576(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8608(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13944(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8640(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8672(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8704(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8736(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13952(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8768(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8800(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8832(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8864(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13960(%rbx), %ymm8
-	vgf2p8affineqb	$0, 8896(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8928(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8960(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8992(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13968(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9024(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9056(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9088(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9120(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13976(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9152(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9184(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9216(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9248(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13984(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9280(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9312(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9344(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9376(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13992(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9408(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9440(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9472(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9504(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14000(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9536(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9568(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9600(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9632(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14008(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9664(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9696(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9728(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9760(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsrlq	$32, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vmovdqu	%ymm4, 13888(%rbx)
-	vpsrlq	$32, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	%ymm5, 13920(%rbx)
-	vpsrlq	$32, %ymm1, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	%ymm7, 13952(%rbx)
-	vpsrlq	$32, %ymm2, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	%ymm3, 13984(%rbx)
-	vpbroadcastq	13888(%rbx), %ymm0
-	vgf2p8affineqb	$0, 9792(%rbx), %ymm0, %ymm1
-	vgf2p8affineqb	$0, 9824(%rbx), %ymm0, %ymm2
-	vgf2p8affineqb	$0, 9856(%rbx), %ymm0, %ymm6
-	vgf2p8affineqb	$0, 9888(%rbx), %ymm0, %ymm0
-	vpbroadcastq	13896(%rbx), %ymm8
-	vgf2p8affineqb	$0, 9920(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 9952(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 9984(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10016(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13904(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10048(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10080(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10112(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10144(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13912(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10176(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10208(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10240(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10272(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13920(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10304(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10336(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10368(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10400(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13928(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10432(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10464(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10496(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10528(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13936(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10560(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10592(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10624(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10656(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13944(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10688(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10720(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10752(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10784(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13952(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10816(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10848(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10880(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10912(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13960(%rbx), %ymm8
-	vgf2p8affineqb	$0, 10944(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10976(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11008(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11040(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13968(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11072(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11104(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11136(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11168(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13976(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11200(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11232(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11264(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11296(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13984(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11328(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11360(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11392(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11424(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13992(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11456(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11488(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11520(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11552(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	14000(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11584(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11616(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11648(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11680(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	14008(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11712(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11744(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11776(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11808(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$16, %ymm4, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	%ymm1, 13888(%rbx)
-	vpsrlq	$16, %ymm5, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vmovdqu	%ymm2, 13920(%rbx)
-	vpsrlq	$16, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm6, %ymm6
-	vmovdqu	%ymm6, 13952(%rbx)
-	vpsrlq	$16, %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	%ymm0, 13984(%rbx)
-	vpbroadcastq	13888(%rbx), %ymm3
-	vgf2p8affineqb	$0, 11840(%rbx), %ymm3, %ymm4
-	vgf2p8affineqb	$0, 11872(%rbx), %ymm3, %ymm5
-	vgf2p8affineqb	$0, 11904(%rbx), %ymm3, %ymm7
-	vgf2p8affineqb	$0, 11936(%rbx), %ymm3, %ymm3
-	vpbroadcastq	13896(%rbx), %ymm8
-	vgf2p8affineqb	$0, 11968(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12000(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12032(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12064(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13904(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12096(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12128(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12160(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12192(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13912(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12224(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12256(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12288(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12320(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13920(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12352(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12384(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12416(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12448(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13928(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12480(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12512(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12544(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12576(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13936(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12608(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12640(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12672(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12704(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13944(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12736(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12768(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12800(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12832(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13952(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12864(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12896(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12928(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12960(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13960(%rbx), %ymm8
-	vgf2p8affineqb	$0, 12992(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13024(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13056(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13088(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13968(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13120(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13152(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13184(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13216(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13976(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13248(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13280(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13312(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13344(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13984(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13376(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13408(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13440(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13472(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13992(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13504(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13536(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13568(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13600(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14000(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13632(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13664(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13696(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13728(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14008(%rbx), %ymm8
-	vgf2p8affineqb	$0, 13760(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13792(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13824(%rbx), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13856(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsrlq	$8, %ymm1, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vmovdqu	%ymm4, 13888(%rbx)
-	vpsrlq	$8, %ymm2, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vmovdqu	%ymm5, 13920(%rbx)
-	vpsrlq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm7, %ymm7
-	vmovdqu	%ymm7, 13952(%rbx)
-	vpsrlq	$8, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	%ymm3, 13984(%rbx)
-	vpbroadcastq	13888(%rbx), %ymm0
-	vgf2p8affineqb	$0, 11840(%rbx), %ymm0, %ymm1
-	vgf2p8affineqb	$0, 11872(%rbx), %ymm0, %ymm2
-	vgf2p8affineqb	$0, 11904(%rbx), %ymm0, %ymm3
-	vgf2p8affineqb	$0, 11936(%rbx), %ymm0, %ymm0
-	vpbroadcastq	13896(%rbx), %ymm4
-	vgf2p8affineqb	$0, 11968(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12000(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12032(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12064(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13904(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12096(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12128(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12160(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12192(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13912(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12224(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12256(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12288(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12320(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13920(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12352(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12384(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12416(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12448(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13928(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12480(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12512(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12544(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12576(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13936(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12608(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12640(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12672(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12704(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13944(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12736(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12768(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12800(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12832(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13952(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12864(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12896(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12928(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12960(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13960(%rbx), %ymm4
-	vgf2p8affineqb	$0, 12992(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13024(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13056(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13088(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13968(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13120(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13152(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13184(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13216(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13976(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13248(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13280(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13312(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13344(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13984(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13376(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13408(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13440(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13472(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13992(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13504(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13536(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13568(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13600(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	14000(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13632(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13664(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13696(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13728(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	14008(%rbx), %ymm4
-	vgf2p8affineqb	$0, 13760(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13792(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13824(%rbx), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13856(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_slot0_0(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_slot0_1(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_slot0_2(%rip), %ymm3, %ymm2
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_slot0_3(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm1, %ymm1
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqu	%ymm1, 13888(%rbx)
-	vmovdqu	%ymm1, 13920(%rbx)
-	vmovdqu	%ymm1, 13952(%rbx)
-	vmovdqu	%ymm1, 13984(%rbx)
-	movq	$0, 14016(%rbx)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 14224(%rbx)
-	movq	$0, 14296(%rbx)
-.Laesgen_bitsliced256_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rbx)
@@ -21803,6 +22606,4207 @@ aesgen_bitsliced256_gcm_none_open:
 	jmp	.Laesgen_bitsliced256_gcm_none_open_aes_done
 .Laesgen_bitsliced256_gcm_none_open_aes_done:
 	vmovdqa	%xmm0, 14192(%rbx)
+	jmp	.Laesgen_bitsliced256_gcm_none_open_have_j0
+.Laesgen_bitsliced256_gcm_none_open_long_nonce:
+	movq	$1, 14312(%rbx)
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	vmovdqa	14224(%rbx), %xmm0
+	movq	14296(%rbx), %r10
+	addq	%rdx, 14296(%rbx)
+	andq	$15, %r10
+	je	.Laesgen_bitsliced256_gcm_none_open_whole
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	14240(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
+	testq	$8, %r11
+	je	.Laesgen_bitsliced256_gcm_none_open_no8
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
+	addq	$8, %rbp
+	addq	$8, %r12
+.Laesgen_bitsliced256_gcm_none_open_no8:
+	testq	$4, %r11
+	je	.Laesgen_bitsliced256_gcm_none_open_no4
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
+	addq	$4, %rbp
+	addq	$4, %r12
+.Laesgen_bitsliced256_gcm_none_open_no4:
+	testq	$2, %r11
+	je	.Laesgen_bitsliced256_gcm_none_open_no2
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
+	addq	$2, %rbp
+	addq	$2, %r12
+.Laesgen_bitsliced256_gcm_none_open_no2:
+	testq	$1, %r11
+	je	.Laesgen_bitsliced256_gcm_none_open_no1
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+.Laesgen_bitsliced256_gcm_none_open_no1:
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
+	jne	.Laesgen_bitsliced256_gcm_none_open_absorbed
+	vmovdqa	14240(%rbx), %xmm1
+	vpmovzxbq	%xmm1, %ymm2
+	vpsrldq	$4, %xmm1, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpmovzxbq	%xmm4, %ymm4
+	vpsrldq	$12, %xmm1, %xmm1
+	vpmovzxbq	%xmm1, %ymm1
+	movq	14016(%rbx), %r10
+	andq	$7, %r10
+	shlq	$3, %r10
+	movq	$64, %r11
+	subq	%r10, %r11
+	vmovq	%r10, %xmm5
+	vmovq	%r11, %xmm6
+	vpsllq	%xmm5, %ymm2, %ymm7
+	vpsrlq	%xmm6, %ymm2, %ymm2
+	vpor	%ymm2, %ymm7, %ymm7
+	vpsllq	%xmm5, %ymm3, %ymm2
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm5, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm5, %ymm1, %ymm4
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm4, %ymm4
+	vpbroadcastq	13888(%rbx), %ymm1
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm9
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm10
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
+	vpbroadcastq	13896(%rbx), %ymm11
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13904(%rbx), %ymm11
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13912(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13920(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13928(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13936(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13944(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13952(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13960(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13968(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13976(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13984(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13992(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14000(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14008(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_open_slots1(%rip), %ymm2
+	vpsllq	%xmm5, %ymm2, %ymm3
+	vpsrlq	%xmm6, %ymm2, %ymm2
+	vpor	%ymm2, %ymm3, %ymm3
+	vmovdqu	13888(%rbx), %ymm2
+	vpblendvb	%ymm3, %ymm8, %ymm2, %ymm8
+	vmovdqu	13920(%rbx), %ymm2
+	vpblendvb	%ymm3, %ymm9, %ymm2, %ymm9
+	vmovdqu	13952(%rbx), %ymm2
+	vpblendvb	%ymm3, %ymm10, %ymm2, %ymm10
+	vmovdqu	13984(%rbx), %ymm2
+	vpblendvb	%ymm3, %ymm1, %ymm2, %ymm1
+	vmovdqu	%ymm8, 13888(%rbx)
+	vmovdqu	%ymm9, 13920(%rbx)
+	vmovdqu	%ymm10, 13952(%rbx)
+	vmovdqu	%ymm1, 13984(%rbx)
+	addq	$1, 14016(%rbx)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 14240(%rbx)
+.Laesgen_bitsliced256_gcm_none_open_whole:
+.Laesgen_bitsliced256_gcm_none_open_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_open_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vinserti128	$1, 64(%rsi), %ymm1, %ymm1
+	vmovdqu	16(%rsi), %xmm2
+	vinserti128	$1, 80(%rsi), %ymm2, %ymm2
+	vmovdqu	32(%rsi), %xmm3
+	vinserti128	$1, 96(%rsi), %ymm3, %ymm3
+	vmovdqu	48(%rsi), %xmm4
+	vinserti128	$1, 112(%rsi), %ymm4, %ymm4
+	vpunpcklbw	%ymm2, %ymm1, %ymm5
+	vpunpcklbw	%ymm4, %ymm3, %ymm6
+	vpunpckhbw	%ymm2, %ymm1, %ymm1
+	vpunpckhbw	%ymm4, %ymm3, %ymm2
+	vpunpcklwd	%ymm6, %ymm5, %ymm3
+	vpunpckhwd	%ymm6, %ymm5, %ymm4
+	vpunpcklwd	%ymm2, %ymm1, %ymm5
+	vpunpckhwd	%ymm2, %ymm1, %ymm1
+	vmovdqu	.Laesgen_bitsliced256_gcm_none_open_slice_permute(%rip), %ymm2
+	vpermd	%ymm3, %ymm2, %ymm3
+	vpermd	%ymm4, %ymm2, %ymm4
+	vpermd	%ymm5, %ymm2, %ymm5
+	vpermd	%ymm1, %ymm2, %ymm1
+	movq	14016(%rbx), %r10
+	andq	$7, %r10
+	shlq	$3, %r10
+	movq	$64, %r11
+	subq	%r10, %r11
+	vmovq	%r10, %xmm2
+	vmovq	%r11, %xmm6
+	vpsllq	%xmm2, %ymm3, %ymm7
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm7, %ymm7
+	vpsllq	%xmm2, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm2, %ymm5, %ymm4
+	vpsrlq	%xmm6, %ymm5, %ymm5
+	vpor	%ymm5, %ymm4, %ymm4
+	vpsllq	%xmm2, %ymm1, %ymm2
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vpbroadcastq	13888(%rbx), %ymm1
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm5
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm6
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
+	vpbroadcastq	13896(%rbx), %ymm9
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13904(%rbx), %ymm9
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13912(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13920(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13928(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13936(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13944(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13952(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13960(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13968(%rbx), %ymm9
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13976(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13984(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13992(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	14000(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	14008(%rbx), %ymm9
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm1, %ymm1
+	vmovdqu	%ymm5, 13888(%rbx)
+	vmovdqu	%ymm6, 13920(%rbx)
+	vmovdqu	%ymm8, 13952(%rbx)
+	vmovdqu	%ymm1, 13984(%rbx)
+	addq	$8, 14016(%rbx)
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_open_hash8
+.Laesgen_bitsliced256_gcm_none_open_hashed8:
+.Laesgen_bitsliced256_gcm_none_open_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_open_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpunpcklbw	%ymm2, %ymm1, %ymm5
+	vpunpcklbw	%ymm4, %ymm3, %ymm6
+	vpunpckhbw	%ymm2, %ymm1, %ymm1
+	vpunpckhbw	%ymm4, %ymm3, %ymm2
+	vpunpcklwd	%ymm6, %ymm5, %ymm3
+	vpunpckhwd	%ymm6, %ymm5, %ymm4
+	vpunpcklwd	%ymm2, %ymm1, %ymm5
+	vpunpckhwd	%ymm2, %ymm1, %ymm1
+	vmovdqu	.Laesgen_bitsliced256_gcm_none_open_slice_permute(%rip), %ymm2
+	vpermd	%ymm3, %ymm2, %ymm3
+	vpermd	%ymm4, %ymm2, %ymm4
+	vpermd	%ymm5, %ymm2, %ymm5
+	vpermd	%ymm1, %ymm2, %ymm1
+	movq	14016(%rbx), %r10
+	andq	$7, %r10
+	shlq	$3, %r10
+	movq	$64, %r11
+	subq	%r10, %r11
+	vmovq	%r10, %xmm2
+	vmovq	%r11, %xmm6
+	vpsllq	%xmm2, %ymm3, %ymm7
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm7, %ymm7
+	vpsllq	%xmm2, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm2, %ymm5, %ymm4
+	vpsrlq	%xmm6, %ymm5, %ymm5
+	vpor	%ymm5, %ymm4, %ymm4
+	vpsllq	%xmm2, %ymm1, %ymm5
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm5, %ymm5
+	vpbroadcastq	13888(%rbx), %ymm1
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm1, %ymm9
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm1, %ymm10
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm1, %ymm1
+	vpbroadcastq	13896(%rbx), %ymm11
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13904(%rbx), %ymm11
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13912(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13920(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13928(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13936(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13944(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13952(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13960(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13968(%rbx), %ymm11
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13976(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13984(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13992(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14000(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14008(%rbx), %ymm11
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_open_slots1(%rip), %ymm3
+	vpsllq	%xmm2, %ymm3, %ymm2
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vmovdqu	13888(%rbx), %ymm3
+	vpblendvb	%ymm2, %ymm8, %ymm3, %ymm8
+	vmovdqu	13920(%rbx), %ymm3
+	vpblendvb	%ymm2, %ymm9, %ymm3, %ymm9
+	vmovdqu	13952(%rbx), %ymm3
+	vpblendvb	%ymm2, %ymm10, %ymm3, %ymm10
+	vmovdqu	13984(%rbx), %ymm3
+	vpblendvb	%ymm2, %ymm1, %ymm3, %ymm1
+	vmovdqu	%ymm8, 13888(%rbx)
+	vmovdqu	%ymm9, 13920(%rbx)
+	vmovdqu	%ymm10, 13952(%rbx)
+	vmovdqu	%ymm1, 13984(%rbx)
+	addq	$1, 14016(%rbx)
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_open_hash1
+.Laesgen_bitsliced256_gcm_none_open_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_absorbed
+	leaq	14240(%rbx), %r10
+	testq	$8, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_no8_2
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rsi
+	addq	$8, %r10
+.Laesgen_bitsliced256_gcm_none_open_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_no4_2
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rsi
+	addq	$4, %r10
+.Laesgen_bitsliced256_gcm_none_open_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_no2_2
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rsi
+	addq	$2, %r10
+.Laesgen_bitsliced256_gcm_none_open_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_no1_2
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_bitsliced256_gcm_none_open_no1_2:
+.Laesgen_bitsliced256_gcm_none_open_absorbed:
+	vmovdqa	%xmm0, 14224(%rbx)
+	vmovdqa	14224(%rbx), %xmm0
+	movq	14296(%rbx), %rdx
+	testq	$15, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_flushed
+	vmovdqa	14240(%rbx), %xmm0
+	vpmovzxbq	%xmm0, %ymm1
+	vpsrldq	$4, %xmm0, %xmm2
+	vpmovzxbq	%xmm2, %ymm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$12, %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm0
+	movq	14016(%rbx), %rdx
+	andq	$7, %rdx
+	shlq	$3, %rdx
+	movq	$64, %rsi
+	subq	%rdx, %rsi
+	vmovq	%rdx, %xmm4
+	vmovq	%rsi, %xmm5
+	vpsllq	%xmm4, %ymm1, %ymm6
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm4, %ymm0, %ymm3
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm3, %ymm3
+	vpbroadcastq	13888(%rbx), %ymm0
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm0, %ymm7
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm0, %ymm8
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm0, %ymm9
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm0, %ymm0
+	vpbroadcastq	13896(%rbx), %ymm10
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13904(%rbx), %ymm10
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13912(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13920(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13928(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13936(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13944(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13952(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13960(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13968(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13976(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13984(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13992(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14000(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14008(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_open_slots1(%rip), %ymm1
+	vpsllq	%xmm4, %ymm1, %ymm2
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vmovdqu	13888(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
+	vmovdqu	13920(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
+	vmovdqu	13952(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
+	vmovdqu	13984(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
+	vmovdqu	%ymm7, 13888(%rbx)
+	vmovdqu	%ymm8, 13920(%rbx)
+	vmovdqu	%ymm9, 13952(%rbx)
+	vmovdqu	%ymm0, 13984(%rbx)
+	addq	$1, 14016(%rbx)
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 14240(%rbx)
+.Laesgen_bitsliced256_gcm_none_open_flushed:
+	vmovq	%rdi, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm1
+	vpsrldq	$4, %xmm0, %xmm2
+	vpmovzxbq	%xmm2, %ymm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$12, %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm0
+	movq	14016(%rbx), %rdx
+	andq	$7, %rdx
+	shlq	$3, %rdx
+	movq	$64, %rsi
+	subq	%rdx, %rsi
+	vmovq	%rdx, %xmm4
+	vmovq	%rsi, %xmm5
+	vpsllq	%xmm4, %ymm1, %ymm6
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm4, %ymm0, %ymm3
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm3, %ymm3
+	vpbroadcastq	13888(%rbx), %ymm0
+	vgf2p8affineqb	$0, 5696(%rbx), %ymm0, %ymm7
+	vgf2p8affineqb	$0, 5728(%rbx), %ymm0, %ymm8
+	vgf2p8affineqb	$0, 5760(%rbx), %ymm0, %ymm9
+	vgf2p8affineqb	$0, 5792(%rbx), %ymm0, %ymm0
+	vpbroadcastq	13896(%rbx), %ymm10
+	vgf2p8affineqb	$0, 5824(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5856(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5888(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5920(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13904(%rbx), %ymm10
+	vgf2p8affineqb	$0, 5952(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5984(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6016(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6048(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13912(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6080(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6112(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6144(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6176(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13920(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6208(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6240(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6272(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6304(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13928(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6336(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6368(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6400(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6432(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13936(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6464(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6496(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6528(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6560(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13944(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6592(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6624(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6656(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6688(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13952(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6720(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6752(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6784(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6816(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13960(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6848(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6880(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6912(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6944(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13968(%rbx), %ymm10
+	vgf2p8affineqb	$0, 6976(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7008(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7040(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7072(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13976(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7104(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7136(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7168(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7200(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13984(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7232(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7264(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7296(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7328(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13992(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7360(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7392(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7424(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7456(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14000(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7488(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7520(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7552(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7584(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14008(%rbx), %ymm10
+	vgf2p8affineqb	$0, 7616(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7648(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7680(%rbx), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7712(%rbx), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_open_slots1(%rip), %ymm1
+	vpsllq	%xmm4, %ymm1, %ymm2
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vmovdqu	13888(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
+	vmovdqu	13920(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
+	vmovdqu	13952(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
+	vmovdqu	13984(%rbx), %ymm1
+	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
+	vmovdqu	%ymm7, 13888(%rbx)
+	vmovdqu	%ymm8, 13920(%rbx)
+	vmovdqu	%ymm9, 13952(%rbx)
+	vmovdqu	%ymm0, 13984(%rbx)
+	addq	$1, 14016(%rbx)
+	vmovdqu	13888(%rbx), %ymm0
+	vmovdqu	13920(%rbx), %ymm1
+	vmovdqu	13952(%rbx), %ymm2
+	vmovdqu	13984(%rbx), %ymm3
+	movq	14016(%rbx), %rdx
+	andq	$7, %rdx
+	shlq	$3, %rdx
+	movq	$64, %rsi
+	subq	%rdx, %rsi
+	vmovq	%rsi, %xmm4
+	vmovq	%rdx, %xmm5
+	vpsllq	%xmm4, %ymm0, %ymm6
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm1, %ymm0
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm0, %ymm0
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 13888(%rbx)
+	vmovdqu	%ymm0, 13920(%rbx)
+	vmovdqu	%ymm1, 13952(%rbx)
+	vmovdqu	%ymm2, 13984(%rbx)
+	vpbroadcastq	13888(%rbx), %ymm3
+	vgf2p8affineqb	$0, 7744(%rbx), %ymm3, %ymm4
+	vgf2p8affineqb	$0, 7776(%rbx), %ymm3, %ymm5
+	vgf2p8affineqb	$0, 7808(%rbx), %ymm3, %ymm7
+	vgf2p8affineqb	$0, 7840(%rbx), %ymm3, %ymm3
+	vpbroadcastq	13896(%rbx), %ymm8
+	vgf2p8affineqb	$0, 7872(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 7904(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7936(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7968(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13904(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8000(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8032(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8064(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8096(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13912(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8128(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8160(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8192(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8224(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13920(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8256(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8288(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8320(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8352(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13928(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8384(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8416(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8448(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8480(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13936(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8512(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8544(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8576(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8608(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13944(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8640(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8672(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8704(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8736(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13952(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8768(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8800(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8832(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8864(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13960(%rbx), %ymm8
+	vgf2p8affineqb	$0, 8896(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8928(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8960(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8992(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13968(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9024(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9056(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9088(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9120(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13976(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9152(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9184(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9216(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9248(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13984(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9280(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9312(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9344(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9376(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13992(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9408(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9440(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9472(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9504(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14000(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9536(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9568(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9600(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9632(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14008(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9664(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9696(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9728(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9760(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$32, %ymm6, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vmovdqu	%ymm4, 13888(%rbx)
+	vpsrlq	$32, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vmovdqu	%ymm5, 13920(%rbx)
+	vpsrlq	$32, %ymm1, %ymm0
+	vpxor	%ymm0, %ymm7, %ymm7
+	vmovdqu	%ymm7, 13952(%rbx)
+	vpsrlq	$32, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 13984(%rbx)
+	vpbroadcastq	13888(%rbx), %ymm0
+	vgf2p8affineqb	$0, 9792(%rbx), %ymm0, %ymm1
+	vgf2p8affineqb	$0, 9824(%rbx), %ymm0, %ymm2
+	vgf2p8affineqb	$0, 9856(%rbx), %ymm0, %ymm6
+	vgf2p8affineqb	$0, 9888(%rbx), %ymm0, %ymm0
+	vpbroadcastq	13896(%rbx), %ymm8
+	vgf2p8affineqb	$0, 9920(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 9952(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 9984(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10016(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13904(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10048(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10080(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10112(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10144(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13912(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10176(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10208(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10240(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10272(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13920(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10304(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10336(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10368(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10400(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13928(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10432(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10464(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10496(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10528(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13936(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10560(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10592(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10624(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10656(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13944(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10688(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10720(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10752(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10784(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13952(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10816(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10848(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10880(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10912(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13960(%rbx), %ymm8
+	vgf2p8affineqb	$0, 10944(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10976(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11008(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11040(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13968(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11072(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11104(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11136(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11168(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13976(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11200(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11232(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11264(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11296(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13984(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11328(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11360(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11392(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11424(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13992(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11456(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11488(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11520(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11552(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	14000(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11584(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11616(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11648(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11680(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	14008(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11712(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11744(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11776(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11808(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsrlq	$16, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vmovdqu	%ymm1, 13888(%rbx)
+	vpsrlq	$16, %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	%ymm2, 13920(%rbx)
+	vpsrlq	$16, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm6, 13952(%rbx)
+	vpsrlq	$16, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 13984(%rbx)
+	vpbroadcastq	13888(%rbx), %ymm3
+	vgf2p8affineqb	$0, 11840(%rbx), %ymm3, %ymm4
+	vgf2p8affineqb	$0, 11872(%rbx), %ymm3, %ymm5
+	vgf2p8affineqb	$0, 11904(%rbx), %ymm3, %ymm7
+	vgf2p8affineqb	$0, 11936(%rbx), %ymm3, %ymm3
+	vpbroadcastq	13896(%rbx), %ymm8
+	vgf2p8affineqb	$0, 11968(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12000(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12032(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12064(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13904(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12096(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12128(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12160(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12192(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13912(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12224(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12256(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12288(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12320(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13920(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12352(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12384(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12416(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12448(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13928(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12480(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12512(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12544(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12576(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13936(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12608(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12640(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12672(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12704(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13944(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12736(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12768(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12800(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12832(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13952(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12864(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12896(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12928(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12960(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13960(%rbx), %ymm8
+	vgf2p8affineqb	$0, 12992(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13024(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13056(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13088(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13968(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13120(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13152(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13184(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13216(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13976(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13248(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13280(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13312(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13344(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13984(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13376(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13408(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13440(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13472(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13992(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13504(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13536(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13568(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13600(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14000(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13632(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13664(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13696(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13728(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14008(%rbx), %ymm8
+	vgf2p8affineqb	$0, 13760(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13792(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13824(%rbx), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13856(%rbx), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$8, %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	%ymm4, 13888(%rbx)
+	vpsrlq	$8, %ymm2, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vmovdqu	%ymm5, 13920(%rbx)
+	vpsrlq	$8, %ymm6, %ymm1
+	vpxor	%ymm1, %ymm7, %ymm7
+	vmovdqu	%ymm7, 13952(%rbx)
+	vpsrlq	$8, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 13984(%rbx)
+	vpbroadcastq	13888(%rbx), %ymm0
+	vgf2p8affineqb	$0, 11840(%rbx), %ymm0, %ymm1
+	vgf2p8affineqb	$0, 11872(%rbx), %ymm0, %ymm2
+	vgf2p8affineqb	$0, 11904(%rbx), %ymm0, %ymm3
+	vgf2p8affineqb	$0, 11936(%rbx), %ymm0, %ymm0
+	vpbroadcastq	13896(%rbx), %ymm4
+	vgf2p8affineqb	$0, 11968(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12000(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12032(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12064(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13904(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12096(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12128(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12160(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12192(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13912(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12224(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12256(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12288(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12320(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13920(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12352(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12384(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12416(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12448(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13928(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12480(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12512(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12544(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12576(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13936(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12608(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12640(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12672(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12704(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13944(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12736(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12768(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12800(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12832(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13952(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12864(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12896(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12928(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12960(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13960(%rbx), %ymm4
+	vgf2p8affineqb	$0, 12992(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13024(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13056(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13088(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13968(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13120(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13152(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13184(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13216(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13976(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13248(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13280(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13312(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13344(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13984(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13376(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13408(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13440(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13472(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13992(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13504(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13536(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13568(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13600(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	14000(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13632(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13664(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13696(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13728(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	14008(%rbx), %ymm4
+	vgf2p8affineqb	$0, 13760(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13792(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13824(%rbx), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13856(%rbx), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_slot0_0(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_slot0_1(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_slot0_2(%rip), %ymm3, %ymm2
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_slot0_3(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm1, %ymm1
+	vextracti128	$1, %ymm1, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqu	%ymm1, 13888(%rbx)
+	vmovdqu	%ymm1, 13920(%rbx)
+	vmovdqu	%ymm1, 13952(%rbx)
+	vmovdqu	%ymm1, 13984(%rbx)
+	movq	$0, 14016(%rbx)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 14224(%rbx)
+	movq	$0, 14296(%rbx)
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_bitsliced256_gcm_none_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 14208(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_bitsliced256_gcm_none_open_aes128_2
+	cmpl	$192, %edx
+	je	.Laesgen_bitsliced256_gcm_none_open_aes192_2
+.Laesgen_bitsliced256_gcm_none_open_aes256_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_open_bs_rotations128+32(%rip), %rdi
+	movq	$11, %rsi
+.Laesgen_bitsliced256_gcm_none_open_bs_round_4:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdi), %xmm7, %xmm6
+	vpshufb	(%rdi), %xmm3, %xmm9
+	vpshufb	(%rdi), %xmm2, %xmm10
+	vpshufb	(%rdi), %xmm0, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm4, %xmm13
+	vpshufb	(%rdi), %xmm5, %xmm14
+	vpshufb	(%rdi), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm6, %xmm6
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_open_bs_round_4
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	3840(%rbx), %xmm7, %xmm7
+	vpxor	3872(%rbx), %xmm3, %xmm3
+	vpxor	3904(%rbx), %xmm2, %xmm2
+	vpxor	3936(%rbx), %xmm0, %xmm0
+	vpxor	3968(%rbx), %xmm1, %xmm1
+	vpxor	4000(%rbx), %xmm4, %xmm4
+	vpxor	4032(%rbx), %xmm5, %xmm5
+	vpxor	4064(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_open_aes_done_2
+.Laesgen_bitsliced256_gcm_none_open_aes128_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_open_bs_rotations128+32(%rip), %rdi
+	movq	$7, %rsi
+.Laesgen_bitsliced256_gcm_none_open_bs_round_5:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdi), %xmm7, %xmm6
+	vpshufb	(%rdi), %xmm3, %xmm9
+	vpshufb	(%rdi), %xmm2, %xmm10
+	vpshufb	(%rdi), %xmm0, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm4, %xmm13
+	vpshufb	(%rdi), %xmm5, %xmm14
+	vpshufb	(%rdi), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm6, %xmm6
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_open_bs_round_5
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	2816(%rbx), %xmm7, %xmm7
+	vpxor	2848(%rbx), %xmm3, %xmm3
+	vpxor	2880(%rbx), %xmm2, %xmm2
+	vpxor	2912(%rbx), %xmm0, %xmm0
+	vpxor	2944(%rbx), %xmm1, %xmm1
+	vpxor	2976(%rbx), %xmm4, %xmm4
+	vpxor	3008(%rbx), %xmm5, %xmm5
+	vpxor	3040(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_open_aes_done_2
+.Laesgen_bitsliced256_gcm_none_open_aes192_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_open_bs_rotations128+96(%rip), %rdi
+	movq	$9, %rsi
+.Laesgen_bitsliced256_gcm_none_open_bs_round_6:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdi), %xmm7, %xmm6
+	vpshufb	(%rdi), %xmm3, %xmm9
+	vpshufb	(%rdi), %xmm2, %xmm10
+	vpshufb	(%rdi), %xmm0, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm4, %xmm13
+	vpshufb	(%rdi), %xmm5, %xmm14
+	vpshufb	(%rdi), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm6, %xmm6
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_open_bs_round_6
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	3328(%rbx), %xmm7, %xmm7
+	vpxor	3360(%rbx), %xmm3, %xmm3
+	vpxor	3392(%rbx), %xmm2, %xmm2
+	vpxor	3424(%rbx), %xmm0, %xmm0
+	vpxor	3456(%rbx), %xmm1, %xmm1
+	vpxor	3488(%rbx), %xmm4, %xmm4
+	vpxor	3520(%rbx), %xmm5, %xmm5
+	vpxor	3552(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_open_aes_done_2
+.Laesgen_bitsliced256_gcm_none_open_aes_done_2:
+	vmovdqa	%xmm0, 14192(%rbx)
+.Laesgen_bitsliced256_gcm_none_open_have_j0:
 	vmovdqa	14224(%rbx), %xmm0
 	movq	14288(%rbx), %rdx
 	addq	%rax, 14288(%rbx)
@@ -23757,6 +28761,7 @@ aesgen_bitsliced256_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_bitsliced256_gcm_none_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_bitsliced256_gcm_none_open_done
@@ -23819,32 +28824,9 @@ aesgen_bitsliced256_gcm_none_open:
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_bitsliced256_gcm_none_open_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_open_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_open_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_open_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_open_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_open_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -23918,6 +28900,29 @@ aesgen_bitsliced256_gcm_none_open:
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	3
+.Laesgen_bitsliced256_gcm_none_open_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_open_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_open_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_open_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_open_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_open_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -23984,1705 +28989,6 @@ aesgen_bitsliced256_gcm_none_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 14312(%rdi)
-	jmp	.Laesgen_bitsliced256_gcm_none_start_have_j0
-.Laesgen_bitsliced256_gcm_none_start_long_nonce:
-	movq	$1, 14312(%rdi)
-	movq	%rdx, %rax
-	shlq	$3, %rax
-	vmovdqa	14224(%rdi), %xmm0
-	movq	14296(%rdi), %rcx
-	addq	%rdx, 14296(%rdi)
-	andq	$15, %rcx
-	je	.Laesgen_bitsliced256_gcm_none_start_whole
-	movq	$16, %r8
-	subq	%rcx, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	leaq	14240(%rdi,%rcx,1), %r10
-	movq	%rsi, %r9
-	testq	$8, %r8
-	je	.Laesgen_bitsliced256_gcm_none_start_no8
-	movq	(%r9), %r11
-	movq	%r11, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-.Laesgen_bitsliced256_gcm_none_start_no8:
-	testq	$4, %r8
-	je	.Laesgen_bitsliced256_gcm_none_start_no4
-	movl	(%r9), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-.Laesgen_bitsliced256_gcm_none_start_no4:
-	testq	$2, %r8
-	je	.Laesgen_bitsliced256_gcm_none_start_no2
-	movzbl	(%r9), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%r9), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-.Laesgen_bitsliced256_gcm_none_start_no2:
-	testq	$1, %r8
-	je	.Laesgen_bitsliced256_gcm_none_start_no1
-	movzbl	(%r9), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_bitsliced256_gcm_none_start_no1:
-	addq	%r8, %rsi
-	subq	%r8, %rdx
-	addq	%r8, %rcx
-	cmpq	$16, %rcx
-	jne	.Laesgen_bitsliced256_gcm_none_start_absorbed
-	vmovdqa	14240(%rdi), %xmm1
-	vpmovzxbq	%xmm1, %ymm2
-	vpsrldq	$4, %xmm1, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpmovzxbq	%xmm4, %ymm4
-	vpsrldq	$12, %xmm1, %xmm1
-	vpmovzxbq	%xmm1, %ymm1
-	movq	14016(%rdi), %rcx
-	andq	$7, %rcx
-	shlq	$3, %rcx
-	movq	$64, %r8
-	subq	%rcx, %r8
-	vmovq	%rcx, %xmm5
-	vmovq	%r8, %xmm6
-	vpsllq	%xmm5, %ymm2, %ymm7
-	vpsrlq	%xmm6, %ymm2, %ymm2
-	vpor	%ymm2, %ymm7, %ymm7
-	vpsllq	%xmm5, %ymm3, %ymm2
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm5, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm5, %ymm1, %ymm4
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm4, %ymm4
-	vpbroadcastq	13888(%rdi), %ymm1
-	vgf2p8affineqb	$0, 5696(%rdi), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5728(%rdi), %ymm1, %ymm9
-	vgf2p8affineqb	$0, 5760(%rdi), %ymm1, %ymm10
-	vgf2p8affineqb	$0, 5792(%rdi), %ymm1, %ymm1
-	vpbroadcastq	13896(%rdi), %ymm11
-	vgf2p8affineqb	$0, 5824(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5856(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5888(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 5920(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13904(%rdi), %ymm11
-	vgf2p8affineqb	$0, 5952(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5984(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6016(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6048(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13912(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6080(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6112(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6144(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6176(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13920(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6208(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6240(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6272(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6304(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13928(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6336(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6368(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6400(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6432(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13936(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6464(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6496(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6528(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6560(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13944(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6592(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6624(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6656(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6688(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13952(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6720(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6752(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6784(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6816(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13960(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6848(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6880(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6912(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6944(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13968(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6976(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7008(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7040(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7072(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13976(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7104(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7136(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7168(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7200(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13984(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7232(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7264(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7296(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7328(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13992(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7360(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7392(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7424(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7456(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14000(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7488(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7520(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7552(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7584(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14008(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7616(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7648(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7680(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7712(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_start_slots1(%rip), %ymm2
-	vpsllq	%xmm5, %ymm2, %ymm3
-	vpsrlq	%xmm6, %ymm2, %ymm2
-	vpor	%ymm2, %ymm3, %ymm3
-	vmovdqu	13888(%rdi), %ymm2
-	vpblendvb	%ymm3, %ymm8, %ymm2, %ymm8
-	vmovdqu	13920(%rdi), %ymm2
-	vpblendvb	%ymm3, %ymm9, %ymm2, %ymm9
-	vmovdqu	13952(%rdi), %ymm2
-	vpblendvb	%ymm3, %ymm10, %ymm2, %ymm10
-	vmovdqu	13984(%rdi), %ymm2
-	vpblendvb	%ymm3, %ymm1, %ymm2, %ymm1
-	vmovdqu	%ymm8, 13888(%rdi)
-	vmovdqu	%ymm9, 13920(%rdi)
-	vmovdqu	%ymm10, 13952(%rdi)
-	vmovdqu	%ymm1, 13984(%rdi)
-	addq	$1, 14016(%rdi)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 14240(%rdi)
-.Laesgen_bitsliced256_gcm_none_start_whole:
-.Laesgen_bitsliced256_gcm_none_start_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_start_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vinserti128	$1, 64(%rsi), %ymm1, %ymm1
-	vmovdqu	16(%rsi), %xmm2
-	vinserti128	$1, 80(%rsi), %ymm2, %ymm2
-	vmovdqu	32(%rsi), %xmm3
-	vinserti128	$1, 96(%rsi), %ymm3, %ymm3
-	vmovdqu	48(%rsi), %xmm4
-	vinserti128	$1, 112(%rsi), %ymm4, %ymm4
-	vpunpcklbw	%ymm2, %ymm1, %ymm5
-	vpunpcklbw	%ymm4, %ymm3, %ymm6
-	vpunpckhbw	%ymm2, %ymm1, %ymm1
-	vpunpckhbw	%ymm4, %ymm3, %ymm2
-	vpunpcklwd	%ymm6, %ymm5, %ymm3
-	vpunpckhwd	%ymm6, %ymm5, %ymm4
-	vpunpcklwd	%ymm2, %ymm1, %ymm5
-	vpunpckhwd	%ymm2, %ymm1, %ymm1
-	vmovdqu	.Laesgen_bitsliced256_gcm_none_start_slice_permute(%rip), %ymm2
-	vpermd	%ymm3, %ymm2, %ymm3
-	vpermd	%ymm4, %ymm2, %ymm4
-	vpermd	%ymm5, %ymm2, %ymm5
-	vpermd	%ymm1, %ymm2, %ymm1
-	movq	14016(%rdi), %rcx
-	andq	$7, %rcx
-	shlq	$3, %rcx
-	movq	$64, %r8
-	subq	%rcx, %r8
-	vmovq	%rcx, %xmm2
-	vmovq	%r8, %xmm6
-	vpsllq	%xmm2, %ymm3, %ymm7
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm7, %ymm7
-	vpsllq	%xmm2, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm2, %ymm5, %ymm4
-	vpsrlq	%xmm6, %ymm5, %ymm5
-	vpor	%ymm5, %ymm4, %ymm4
-	vpsllq	%xmm2, %ymm1, %ymm2
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vpbroadcastq	13888(%rdi), %ymm1
-	vgf2p8affineqb	$0, 5696(%rdi), %ymm1, %ymm5
-	vgf2p8affineqb	$0, 5728(%rdi), %ymm1, %ymm6
-	vgf2p8affineqb	$0, 5760(%rdi), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5792(%rdi), %ymm1, %ymm1
-	vpbroadcastq	13896(%rdi), %ymm9
-	vgf2p8affineqb	$0, 5824(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 5856(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 5888(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5920(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13904(%rdi), %ymm9
-	vgf2p8affineqb	$0, 5952(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 5984(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6016(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6048(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13912(%rdi), %ymm9
-	vgf2p8affineqb	$0, 6080(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6112(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6144(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6176(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13920(%rdi), %ymm9
-	vgf2p8affineqb	$0, 6208(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6240(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6272(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6304(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13928(%rdi), %ymm9
-	vgf2p8affineqb	$0, 6336(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6368(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6400(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6432(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13936(%rdi), %ymm9
-	vgf2p8affineqb	$0, 6464(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6496(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6528(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6560(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13944(%rdi), %ymm9
-	vgf2p8affineqb	$0, 6592(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6624(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6656(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6688(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13952(%rdi), %ymm9
-	vgf2p8affineqb	$0, 6720(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6752(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6784(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6816(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13960(%rdi), %ymm9
-	vgf2p8affineqb	$0, 6848(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 6880(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 6912(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6944(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13968(%rdi), %ymm9
-	vgf2p8affineqb	$0, 6976(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7008(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7040(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7072(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13976(%rdi), %ymm9
-	vgf2p8affineqb	$0, 7104(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7136(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7168(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7200(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13984(%rdi), %ymm9
-	vgf2p8affineqb	$0, 7232(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7264(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7296(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7328(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	13992(%rdi), %ymm9
-	vgf2p8affineqb	$0, 7360(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7392(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7424(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7456(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	14000(%rdi), %ymm9
-	vgf2p8affineqb	$0, 7488(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7520(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7552(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7584(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpbroadcastq	14008(%rdi), %ymm9
-	vgf2p8affineqb	$0, 7616(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7648(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 7680(%rdi), %ymm9, %ymm10
-	vpxor	%ymm10, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7712(%rdi), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm1, %ymm1
-	vmovdqu	%ymm5, 13888(%rdi)
-	vmovdqu	%ymm6, 13920(%rdi)
-	vmovdqu	%ymm8, 13952(%rdi)
-	vmovdqu	%ymm1, 13984(%rdi)
-	addq	$8, 14016(%rdi)
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_start_hash8
-.Laesgen_bitsliced256_gcm_none_start_hashed8:
-.Laesgen_bitsliced256_gcm_none_start_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_start_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpxor	%xmm2, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm4, %xmm4
-	vpunpcklbw	%ymm2, %ymm1, %ymm5
-	vpunpcklbw	%ymm4, %ymm3, %ymm6
-	vpunpckhbw	%ymm2, %ymm1, %ymm1
-	vpunpckhbw	%ymm4, %ymm3, %ymm2
-	vpunpcklwd	%ymm6, %ymm5, %ymm3
-	vpunpckhwd	%ymm6, %ymm5, %ymm4
-	vpunpcklwd	%ymm2, %ymm1, %ymm5
-	vpunpckhwd	%ymm2, %ymm1, %ymm1
-	vmovdqu	.Laesgen_bitsliced256_gcm_none_start_slice_permute(%rip), %ymm2
-	vpermd	%ymm3, %ymm2, %ymm3
-	vpermd	%ymm4, %ymm2, %ymm4
-	vpermd	%ymm5, %ymm2, %ymm5
-	vpermd	%ymm1, %ymm2, %ymm1
-	movq	14016(%rdi), %rcx
-	andq	$7, %rcx
-	shlq	$3, %rcx
-	movq	$64, %r8
-	subq	%rcx, %r8
-	vmovq	%rcx, %xmm2
-	vmovq	%r8, %xmm6
-	vpsllq	%xmm2, %ymm3, %ymm7
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm7, %ymm7
-	vpsllq	%xmm2, %ymm4, %ymm3
-	vpsrlq	%xmm6, %ymm4, %ymm4
-	vpor	%ymm4, %ymm3, %ymm3
-	vpsllq	%xmm2, %ymm5, %ymm4
-	vpsrlq	%xmm6, %ymm5, %ymm5
-	vpor	%ymm5, %ymm4, %ymm4
-	vpsllq	%xmm2, %ymm1, %ymm5
-	vpsrlq	%xmm6, %ymm1, %ymm1
-	vpor	%ymm1, %ymm5, %ymm5
-	vpbroadcastq	13888(%rdi), %ymm1
-	vgf2p8affineqb	$0, 5696(%rdi), %ymm1, %ymm8
-	vgf2p8affineqb	$0, 5728(%rdi), %ymm1, %ymm9
-	vgf2p8affineqb	$0, 5760(%rdi), %ymm1, %ymm10
-	vgf2p8affineqb	$0, 5792(%rdi), %ymm1, %ymm1
-	vpbroadcastq	13896(%rdi), %ymm11
-	vgf2p8affineqb	$0, 5824(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5856(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5888(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 5920(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13904(%rdi), %ymm11
-	vgf2p8affineqb	$0, 5952(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5984(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6016(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6048(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13912(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6080(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6112(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6144(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6176(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13920(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6208(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6240(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6272(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6304(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13928(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6336(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6368(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6400(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6432(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13936(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6464(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6496(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6528(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6560(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13944(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6592(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6624(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6656(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6688(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13952(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6720(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6752(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6784(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6816(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13960(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6848(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6880(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6912(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 6944(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13968(%rdi), %ymm11
-	vgf2p8affineqb	$0, 6976(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7008(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7040(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7072(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13976(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7104(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7136(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7168(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7200(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13984(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7232(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7264(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7296(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7328(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	13992(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7360(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7392(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7424(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7456(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14000(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7488(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7520(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7552(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7584(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpbroadcastq	14008(%rdi), %ymm11
-	vgf2p8affineqb	$0, 7616(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7648(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7680(%rdi), %ymm11, %ymm12
-	vpxor	%ymm12, %ymm10, %ymm10
-	vgf2p8affineqb	$0, 7712(%rdi), %ymm11, %ymm11
-	vpxor	%ymm11, %ymm1, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpxor	%ymm4, %ymm10, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_start_slots1(%rip), %ymm3
-	vpsllq	%xmm2, %ymm3, %ymm2
-	vpsrlq	%xmm6, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vmovdqu	13888(%rdi), %ymm3
-	vpblendvb	%ymm2, %ymm8, %ymm3, %ymm8
-	vmovdqu	13920(%rdi), %ymm3
-	vpblendvb	%ymm2, %ymm9, %ymm3, %ymm9
-	vmovdqu	13952(%rdi), %ymm3
-	vpblendvb	%ymm2, %ymm10, %ymm3, %ymm10
-	vmovdqu	13984(%rdi), %ymm3
-	vpblendvb	%ymm2, %ymm1, %ymm3, %ymm1
-	vmovdqu	%ymm8, 13888(%rdi)
-	vmovdqu	%ymm9, 13920(%rdi)
-	vmovdqu	%ymm10, 13952(%rdi)
-	vmovdqu	%ymm1, 13984(%rdi)
-	addq	$1, 14016(%rdi)
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_start_hash1
-.Laesgen_bitsliced256_gcm_none_start_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_absorbed
-	leaq	14240(%rdi), %rcx
-	testq	$8, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_no8_2
-	movq	(%rsi), %r8
-	movq	%r8, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-.Laesgen_bitsliced256_gcm_none_start_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_no4_2
-	movl	(%rsi), %r8d
-	movl	%r8d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-.Laesgen_bitsliced256_gcm_none_start_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_no2_2
-	movzbl	(%rsi), %r8d
-	movb	%r8b, (%rcx)
-	movzbl	1(%rsi), %r8d
-	movb	%r8b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-.Laesgen_bitsliced256_gcm_none_start_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_no1_2
-	movzbl	(%rsi), %r8d
-	movb	%r8b, (%rcx)
-.Laesgen_bitsliced256_gcm_none_start_no1_2:
-.Laesgen_bitsliced256_gcm_none_start_absorbed:
-	vmovdqa	%xmm0, 14224(%rdi)
-	vmovdqa	14224(%rdi), %xmm0
-	movq	14296(%rdi), %rcx
-	testq	$15, %rcx
-	je	.Laesgen_bitsliced256_gcm_none_start_flushed
-	vmovdqa	14240(%rdi), %xmm0
-	vpmovzxbq	%xmm0, %ymm1
-	vpsrldq	$4, %xmm0, %xmm2
-	vpmovzxbq	%xmm2, %ymm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$12, %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm0
-	movq	14016(%rdi), %rcx
-	andq	$7, %rcx
-	shlq	$3, %rcx
-	movq	$64, %rdx
-	subq	%rcx, %rdx
-	vmovq	%rcx, %xmm4
-	vmovq	%rdx, %xmm5
-	vpsllq	%xmm4, %ymm1, %ymm6
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm4, %ymm0, %ymm3
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm3, %ymm3
-	vpbroadcastq	13888(%rdi), %ymm0
-	vgf2p8affineqb	$0, 5696(%rdi), %ymm0, %ymm7
-	vgf2p8affineqb	$0, 5728(%rdi), %ymm0, %ymm8
-	vgf2p8affineqb	$0, 5760(%rdi), %ymm0, %ymm9
-	vgf2p8affineqb	$0, 5792(%rdi), %ymm0, %ymm0
-	vpbroadcastq	13896(%rdi), %ymm10
-	vgf2p8affineqb	$0, 5824(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5856(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5888(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5920(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13904(%rdi), %ymm10
-	vgf2p8affineqb	$0, 5952(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5984(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6016(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6048(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13912(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6080(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6112(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6144(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6176(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13920(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6208(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6240(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6272(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6304(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13928(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6336(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6368(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6400(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6432(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13936(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6464(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6496(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6528(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6560(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13944(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6592(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6624(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6656(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6688(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13952(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6720(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6752(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6784(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6816(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13960(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6848(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6880(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6912(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6944(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13968(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6976(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7008(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7040(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7072(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13976(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7104(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7136(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7168(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7200(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13984(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7232(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7264(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7296(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7328(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13992(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7360(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7392(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7424(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7456(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14000(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7488(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7520(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7552(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7584(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14008(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7616(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7648(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7680(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7712(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_start_slots1(%rip), %ymm1
-	vpsllq	%xmm4, %ymm1, %ymm2
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vmovdqu	13888(%rdi), %ymm1
-	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
-	vmovdqu	13920(%rdi), %ymm1
-	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
-	vmovdqu	13952(%rdi), %ymm1
-	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
-	vmovdqu	13984(%rdi), %ymm1
-	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
-	vmovdqu	%ymm7, 13888(%rdi)
-	vmovdqu	%ymm8, 13920(%rdi)
-	vmovdqu	%ymm9, 13952(%rdi)
-	vmovdqu	%ymm0, 13984(%rdi)
-	addq	$1, 14016(%rdi)
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 14240(%rdi)
-.Laesgen_bitsliced256_gcm_none_start_flushed:
-	vmovq	%rax, %xmm0
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm1
-	vpsrldq	$4, %xmm0, %xmm2
-	vpmovzxbq	%xmm2, %ymm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpmovzxbq	%xmm3, %ymm3
-	vpsrldq	$12, %xmm0, %xmm0
-	vpmovzxbq	%xmm0, %ymm0
-	movq	14016(%rdi), %rax
-	andq	$7, %rax
-	shlq	$3, %rax
-	movq	$64, %rcx
-	subq	%rax, %rcx
-	vmovq	%rax, %xmm4
-	vmovq	%rcx, %xmm5
-	vpsllq	%xmm4, %ymm1, %ymm6
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vpsllq	%xmm4, %ymm0, %ymm3
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm3, %ymm3
-	vpbroadcastq	13888(%rdi), %ymm0
-	vgf2p8affineqb	$0, 5696(%rdi), %ymm0, %ymm7
-	vgf2p8affineqb	$0, 5728(%rdi), %ymm0, %ymm8
-	vgf2p8affineqb	$0, 5760(%rdi), %ymm0, %ymm9
-	vgf2p8affineqb	$0, 5792(%rdi), %ymm0, %ymm0
-	vpbroadcastq	13896(%rdi), %ymm10
-	vgf2p8affineqb	$0, 5824(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5856(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 5888(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 5920(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13904(%rdi), %ymm10
-	vgf2p8affineqb	$0, 5952(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 5984(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6016(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6048(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13912(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6080(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6112(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6144(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6176(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13920(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6208(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6240(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6272(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6304(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13928(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6336(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6368(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6400(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6432(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13936(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6464(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6496(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6528(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6560(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13944(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6592(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6624(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6656(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6688(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13952(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6720(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6752(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6784(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6816(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13960(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6848(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 6880(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 6912(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 6944(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13968(%rdi), %ymm10
-	vgf2p8affineqb	$0, 6976(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7008(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7040(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7072(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13976(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7104(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7136(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7168(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7200(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13984(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7232(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7264(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7296(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7328(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	13992(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7360(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7392(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7424(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7456(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14000(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7488(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7520(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7552(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7584(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpbroadcastq	14008(%rdi), %ymm10
-	vgf2p8affineqb	$0, 7616(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7648(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm8, %ymm8
-	vgf2p8affineqb	$0, 7680(%rdi), %ymm10, %ymm11
-	vpxor	%ymm11, %ymm9, %ymm9
-	vgf2p8affineqb	$0, 7712(%rdi), %ymm10, %ymm10
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm2, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_start_slots1(%rip), %ymm1
-	vpsllq	%xmm4, %ymm1, %ymm2
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm2, %ymm2
-	vmovdqu	13888(%rdi), %ymm1
-	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
-	vmovdqu	13920(%rdi), %ymm1
-	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
-	vmovdqu	13952(%rdi), %ymm1
-	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
-	vmovdqu	13984(%rdi), %ymm1
-	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
-	vmovdqu	%ymm7, 13888(%rdi)
-	vmovdqu	%ymm8, 13920(%rdi)
-	vmovdqu	%ymm9, 13952(%rdi)
-	vmovdqu	%ymm0, 13984(%rdi)
-	addq	$1, 14016(%rdi)
-	vmovdqu	13888(%rdi), %ymm0
-	vmovdqu	13920(%rdi), %ymm1
-	vmovdqu	13952(%rdi), %ymm2
-	vmovdqu	13984(%rdi), %ymm3
-	movq	14016(%rdi), %rax
-	andq	$7, %rax
-	shlq	$3, %rax
-	movq	$64, %rcx
-	subq	%rax, %rcx
-	vmovq	%rcx, %xmm4
-	vmovq	%rax, %xmm5
-	vpsllq	%xmm4, %ymm0, %ymm6
-	vpsrlq	%xmm5, %ymm0, %ymm0
-	vpor	%ymm0, %ymm6, %ymm6
-	vpsllq	%xmm4, %ymm1, %ymm0
-	vpsrlq	%xmm5, %ymm1, %ymm1
-	vpor	%ymm1, %ymm0, %ymm0
-	vpsllq	%xmm4, %ymm2, %ymm1
-	vpsrlq	%xmm5, %ymm2, %ymm2
-	vpor	%ymm2, %ymm1, %ymm1
-	vpsllq	%xmm4, %ymm3, %ymm2
-	vpsrlq	%xmm5, %ymm3, %ymm3
-	vpor	%ymm3, %ymm2, %ymm2
-	vmovdqu	%ymm6, 13888(%rdi)
-	vmovdqu	%ymm0, 13920(%rdi)
-	vmovdqu	%ymm1, 13952(%rdi)
-	vmovdqu	%ymm2, 13984(%rdi)
-	vpbroadcastq	13888(%rdi), %ymm3
-	vgf2p8affineqb	$0, 7744(%rdi), %ymm3, %ymm4
-	vgf2p8affineqb	$0, 7776(%rdi), %ymm3, %ymm5
-	vgf2p8affineqb	$0, 7808(%rdi), %ymm3, %ymm7
-	vgf2p8affineqb	$0, 7840(%rdi), %ymm3, %ymm3
-	vpbroadcastq	13896(%rdi), %ymm8
-	vgf2p8affineqb	$0, 7872(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 7904(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 7936(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 7968(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13904(%rdi), %ymm8
-	vgf2p8affineqb	$0, 8000(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8032(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8064(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8096(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13912(%rdi), %ymm8
-	vgf2p8affineqb	$0, 8128(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8160(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8192(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8224(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13920(%rdi), %ymm8
-	vgf2p8affineqb	$0, 8256(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8288(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8320(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13928(%rdi), %ymm8
-	vgf2p8affineqb	$0, 8384(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8416(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8448(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8480(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13936(%rdi), %ymm8
-	vgf2p8affineqb	$0, 8512(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8544(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8576(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8608(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13944(%rdi), %ymm8
-	vgf2p8affineqb	$0, 8640(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8672(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8704(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8736(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13952(%rdi), %ymm8
-	vgf2p8affineqb	$0, 8768(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8800(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8832(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8864(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13960(%rdi), %ymm8
-	vgf2p8affineqb	$0, 8896(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 8928(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 8960(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 8992(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13968(%rdi), %ymm8
-	vgf2p8affineqb	$0, 9024(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9056(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9088(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9120(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13976(%rdi), %ymm8
-	vgf2p8affineqb	$0, 9152(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9184(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9216(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9248(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13984(%rdi), %ymm8
-	vgf2p8affineqb	$0, 9280(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9312(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9344(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9376(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13992(%rdi), %ymm8
-	vgf2p8affineqb	$0, 9408(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9440(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9472(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9504(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14000(%rdi), %ymm8
-	vgf2p8affineqb	$0, 9536(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9568(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9600(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9632(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14008(%rdi), %ymm8
-	vgf2p8affineqb	$0, 9664(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 9696(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 9728(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 9760(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsrlq	$32, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vmovdqu	%ymm4, 13888(%rdi)
-	vpsrlq	$32, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	%ymm5, 13920(%rdi)
-	vpsrlq	$32, %ymm1, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	%ymm7, 13952(%rdi)
-	vpsrlq	$32, %ymm2, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	%ymm3, 13984(%rdi)
-	vpbroadcastq	13888(%rdi), %ymm0
-	vgf2p8affineqb	$0, 9792(%rdi), %ymm0, %ymm1
-	vgf2p8affineqb	$0, 9824(%rdi), %ymm0, %ymm2
-	vgf2p8affineqb	$0, 9856(%rdi), %ymm0, %ymm6
-	vgf2p8affineqb	$0, 9888(%rdi), %ymm0, %ymm0
-	vpbroadcastq	13896(%rdi), %ymm8
-	vgf2p8affineqb	$0, 9920(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 9952(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 9984(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10016(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13904(%rdi), %ymm8
-	vgf2p8affineqb	$0, 10048(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10080(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10112(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10144(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13912(%rdi), %ymm8
-	vgf2p8affineqb	$0, 10176(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10208(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10240(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10272(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13920(%rdi), %ymm8
-	vgf2p8affineqb	$0, 10304(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10336(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10368(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10400(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13928(%rdi), %ymm8
-	vgf2p8affineqb	$0, 10432(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10464(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10496(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10528(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13936(%rdi), %ymm8
-	vgf2p8affineqb	$0, 10560(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10592(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10624(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10656(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13944(%rdi), %ymm8
-	vgf2p8affineqb	$0, 10688(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10720(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10752(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10784(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13952(%rdi), %ymm8
-	vgf2p8affineqb	$0, 10816(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10848(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 10880(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 10912(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13960(%rdi), %ymm8
-	vgf2p8affineqb	$0, 10944(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 10976(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11008(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11040(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13968(%rdi), %ymm8
-	vgf2p8affineqb	$0, 11072(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11104(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11136(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11168(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13976(%rdi), %ymm8
-	vgf2p8affineqb	$0, 11200(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11232(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11264(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11296(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13984(%rdi), %ymm8
-	vgf2p8affineqb	$0, 11328(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11360(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11392(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11424(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	13992(%rdi), %ymm8
-	vgf2p8affineqb	$0, 11456(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11488(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11520(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11552(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	14000(%rdi), %ymm8
-	vgf2p8affineqb	$0, 11584(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11616(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11648(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11680(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpbroadcastq	14008(%rdi), %ymm8
-	vgf2p8affineqb	$0, 11712(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 11744(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 11776(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm6, %ymm6
-	vgf2p8affineqb	$0, 11808(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$16, %ymm4, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	%ymm1, 13888(%rdi)
-	vpsrlq	$16, %ymm5, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vmovdqu	%ymm2, 13920(%rdi)
-	vpsrlq	$16, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm6, %ymm6
-	vmovdqu	%ymm6, 13952(%rdi)
-	vpsrlq	$16, %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	%ymm0, 13984(%rdi)
-	vpbroadcastq	13888(%rdi), %ymm3
-	vgf2p8affineqb	$0, 11840(%rdi), %ymm3, %ymm4
-	vgf2p8affineqb	$0, 11872(%rdi), %ymm3, %ymm5
-	vgf2p8affineqb	$0, 11904(%rdi), %ymm3, %ymm7
-	vgf2p8affineqb	$0, 11936(%rdi), %ymm3, %ymm3
-	vpbroadcastq	13896(%rdi), %ymm8
-	vgf2p8affineqb	$0, 11968(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12000(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12032(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12064(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13904(%rdi), %ymm8
-	vgf2p8affineqb	$0, 12096(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12128(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12160(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12192(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13912(%rdi), %ymm8
-	vgf2p8affineqb	$0, 12224(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12256(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12288(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12320(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13920(%rdi), %ymm8
-	vgf2p8affineqb	$0, 12352(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12384(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12416(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13928(%rdi), %ymm8
-	vgf2p8affineqb	$0, 12480(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12512(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12544(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12576(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13936(%rdi), %ymm8
-	vgf2p8affineqb	$0, 12608(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12640(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12672(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12704(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13944(%rdi), %ymm8
-	vgf2p8affineqb	$0, 12736(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12768(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12800(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12832(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13952(%rdi), %ymm8
-	vgf2p8affineqb	$0, 12864(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 12896(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 12928(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 12960(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13960(%rdi), %ymm8
-	vgf2p8affineqb	$0, 12992(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13024(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13056(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13088(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13968(%rdi), %ymm8
-	vgf2p8affineqb	$0, 13120(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13152(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13184(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13216(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13976(%rdi), %ymm8
-	vgf2p8affineqb	$0, 13248(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13280(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13312(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13344(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13984(%rdi), %ymm8
-	vgf2p8affineqb	$0, 13376(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13408(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13440(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13472(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	13992(%rdi), %ymm8
-	vgf2p8affineqb	$0, 13504(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13536(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13568(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13600(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14000(%rdi), %ymm8
-	vgf2p8affineqb	$0, 13632(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13664(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13696(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13728(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpbroadcastq	14008(%rdi), %ymm8
-	vgf2p8affineqb	$0, 13760(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm4, %ymm4
-	vgf2p8affineqb	$0, 13792(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vgf2p8affineqb	$0, 13824(%rdi), %ymm8, %ymm9
-	vpxor	%ymm9, %ymm7, %ymm7
-	vgf2p8affineqb	$0, 13856(%rdi), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsrlq	$8, %ymm1, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vmovdqu	%ymm4, 13888(%rdi)
-	vpsrlq	$8, %ymm2, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vmovdqu	%ymm5, 13920(%rdi)
-	vpsrlq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm7, %ymm7
-	vmovdqu	%ymm7, 13952(%rdi)
-	vpsrlq	$8, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	%ymm3, 13984(%rdi)
-	vpbroadcastq	13888(%rdi), %ymm0
-	vgf2p8affineqb	$0, 11840(%rdi), %ymm0, %ymm1
-	vgf2p8affineqb	$0, 11872(%rdi), %ymm0, %ymm2
-	vgf2p8affineqb	$0, 11904(%rdi), %ymm0, %ymm3
-	vgf2p8affineqb	$0, 11936(%rdi), %ymm0, %ymm0
-	vpbroadcastq	13896(%rdi), %ymm4
-	vgf2p8affineqb	$0, 11968(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12000(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12032(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12064(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13904(%rdi), %ymm4
-	vgf2p8affineqb	$0, 12096(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12128(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12160(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12192(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13912(%rdi), %ymm4
-	vgf2p8affineqb	$0, 12224(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12256(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12288(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13920(%rdi), %ymm4
-	vgf2p8affineqb	$0, 12352(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12384(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12416(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13928(%rdi), %ymm4
-	vgf2p8affineqb	$0, 12480(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12512(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12544(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12576(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13936(%rdi), %ymm4
-	vgf2p8affineqb	$0, 12608(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12640(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12672(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12704(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13944(%rdi), %ymm4
-	vgf2p8affineqb	$0, 12736(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12768(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12800(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12832(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13952(%rdi), %ymm4
-	vgf2p8affineqb	$0, 12864(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 12896(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 12928(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 12960(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13960(%rdi), %ymm4
-	vgf2p8affineqb	$0, 12992(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13024(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13056(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13088(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13968(%rdi), %ymm4
-	vgf2p8affineqb	$0, 13120(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13152(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13184(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13216(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13976(%rdi), %ymm4
-	vgf2p8affineqb	$0, 13248(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13280(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13312(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13344(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13984(%rdi), %ymm4
-	vgf2p8affineqb	$0, 13376(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13408(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13440(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13472(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	13992(%rdi), %ymm4
-	vgf2p8affineqb	$0, 13504(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13536(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13568(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13600(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	14000(%rdi), %ymm4
-	vgf2p8affineqb	$0, 13632(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13664(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13696(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13728(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpbroadcastq	14008(%rdi), %ymm4
-	vgf2p8affineqb	$0, 13760(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineqb	$0, 13792(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineqb	$0, 13824(%rdi), %ymm4, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vgf2p8affineqb	$0, 13856(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_slot0_0(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_slot0_1(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_slot0_2(%rip), %ymm3, %ymm2
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_slot0_3(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm1, %ymm1
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqu	%ymm1, 13888(%rdi)
-	vmovdqu	%ymm1, 13920(%rdi)
-	vmovdqu	%ymm1, 13952(%rdi)
-	vmovdqu	%ymm1, 13984(%rdi)
-	movq	$0, 14016(%rdi)
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 14224(%rdi)
-	movq	$0, 14296(%rdi)
-.Laesgen_bitsliced256_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rdi)
@@ -28184,6 +31490,4207 @@ aesgen_bitsliced256_gcm_none_start:
 	jmp	.Laesgen_bitsliced256_gcm_none_start_aes_done
 .Laesgen_bitsliced256_gcm_none_start_aes_done:
 	vmovdqa	%xmm0, 14192(%rdi)
+	jmp	.Laesgen_bitsliced256_gcm_none_start_have_j0
+.Laesgen_bitsliced256_gcm_none_start_long_nonce:
+	movq	$1, 14312(%rdi)
+	movq	%rdx, %rax
+	shlq	$3, %rax
+	vmovdqa	14224(%rdi), %xmm0
+	movq	14296(%rdi), %rcx
+	addq	%rdx, 14296(%rdi)
+	andq	$15, %rcx
+	je	.Laesgen_bitsliced256_gcm_none_start_whole
+	movq	$16, %r8
+	subq	%rcx, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	leaq	14240(%rdi,%rcx,1), %r10
+	movq	%rsi, %r9
+	testq	$8, %r8
+	je	.Laesgen_bitsliced256_gcm_none_start_no8
+	movq	(%r9), %r11
+	movq	%r11, (%r10)
+	addq	$8, %r9
+	addq	$8, %r10
+.Laesgen_bitsliced256_gcm_none_start_no8:
+	testq	$4, %r8
+	je	.Laesgen_bitsliced256_gcm_none_start_no4
+	movl	(%r9), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %r9
+	addq	$4, %r10
+.Laesgen_bitsliced256_gcm_none_start_no4:
+	testq	$2, %r8
+	je	.Laesgen_bitsliced256_gcm_none_start_no2
+	movzbl	(%r9), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%r9), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %r9
+	addq	$2, %r10
+.Laesgen_bitsliced256_gcm_none_start_no2:
+	testq	$1, %r8
+	je	.Laesgen_bitsliced256_gcm_none_start_no1
+	movzbl	(%r9), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_bitsliced256_gcm_none_start_no1:
+	addq	%r8, %rsi
+	subq	%r8, %rdx
+	addq	%r8, %rcx
+	cmpq	$16, %rcx
+	jne	.Laesgen_bitsliced256_gcm_none_start_absorbed
+	vmovdqa	14240(%rdi), %xmm1
+	vpmovzxbq	%xmm1, %ymm2
+	vpsrldq	$4, %xmm1, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpmovzxbq	%xmm4, %ymm4
+	vpsrldq	$12, %xmm1, %xmm1
+	vpmovzxbq	%xmm1, %ymm1
+	movq	14016(%rdi), %rcx
+	andq	$7, %rcx
+	shlq	$3, %rcx
+	movq	$64, %r8
+	subq	%rcx, %r8
+	vmovq	%rcx, %xmm5
+	vmovq	%r8, %xmm6
+	vpsllq	%xmm5, %ymm2, %ymm7
+	vpsrlq	%xmm6, %ymm2, %ymm2
+	vpor	%ymm2, %ymm7, %ymm7
+	vpsllq	%xmm5, %ymm3, %ymm2
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm5, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm5, %ymm1, %ymm4
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm4, %ymm4
+	vpbroadcastq	13888(%rdi), %ymm1
+	vgf2p8affineqb	$0, 5696(%rdi), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5728(%rdi), %ymm1, %ymm9
+	vgf2p8affineqb	$0, 5760(%rdi), %ymm1, %ymm10
+	vgf2p8affineqb	$0, 5792(%rdi), %ymm1, %ymm1
+	vpbroadcastq	13896(%rdi), %ymm11
+	vgf2p8affineqb	$0, 5824(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5856(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5888(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 5920(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13904(%rdi), %ymm11
+	vgf2p8affineqb	$0, 5952(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5984(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6016(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6048(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13912(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6080(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6112(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6144(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6176(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13920(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6208(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6240(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6272(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6304(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13928(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6336(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6368(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6400(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6432(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13936(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6464(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6496(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6528(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6560(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13944(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6592(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6624(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6656(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6688(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13952(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6720(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6752(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6784(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6816(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13960(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6848(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6880(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6912(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6944(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13968(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6976(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7008(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7040(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7072(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13976(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7104(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7136(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7168(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7200(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13984(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7232(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7264(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7296(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7328(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13992(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7360(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7392(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7424(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7456(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14000(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7488(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7520(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7552(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7584(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14008(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7616(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7648(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7680(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7712(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm10, %ymm10
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_start_slots1(%rip), %ymm2
+	vpsllq	%xmm5, %ymm2, %ymm3
+	vpsrlq	%xmm6, %ymm2, %ymm2
+	vpor	%ymm2, %ymm3, %ymm3
+	vmovdqu	13888(%rdi), %ymm2
+	vpblendvb	%ymm3, %ymm8, %ymm2, %ymm8
+	vmovdqu	13920(%rdi), %ymm2
+	vpblendvb	%ymm3, %ymm9, %ymm2, %ymm9
+	vmovdqu	13952(%rdi), %ymm2
+	vpblendvb	%ymm3, %ymm10, %ymm2, %ymm10
+	vmovdqu	13984(%rdi), %ymm2
+	vpblendvb	%ymm3, %ymm1, %ymm2, %ymm1
+	vmovdqu	%ymm8, 13888(%rdi)
+	vmovdqu	%ymm9, 13920(%rdi)
+	vmovdqu	%ymm10, 13952(%rdi)
+	vmovdqu	%ymm1, 13984(%rdi)
+	addq	$1, 14016(%rdi)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 14240(%rdi)
+.Laesgen_bitsliced256_gcm_none_start_whole:
+.Laesgen_bitsliced256_gcm_none_start_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_start_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vinserti128	$1, 64(%rsi), %ymm1, %ymm1
+	vmovdqu	16(%rsi), %xmm2
+	vinserti128	$1, 80(%rsi), %ymm2, %ymm2
+	vmovdqu	32(%rsi), %xmm3
+	vinserti128	$1, 96(%rsi), %ymm3, %ymm3
+	vmovdqu	48(%rsi), %xmm4
+	vinserti128	$1, 112(%rsi), %ymm4, %ymm4
+	vpunpcklbw	%ymm2, %ymm1, %ymm5
+	vpunpcklbw	%ymm4, %ymm3, %ymm6
+	vpunpckhbw	%ymm2, %ymm1, %ymm1
+	vpunpckhbw	%ymm4, %ymm3, %ymm2
+	vpunpcklwd	%ymm6, %ymm5, %ymm3
+	vpunpckhwd	%ymm6, %ymm5, %ymm4
+	vpunpcklwd	%ymm2, %ymm1, %ymm5
+	vpunpckhwd	%ymm2, %ymm1, %ymm1
+	vmovdqu	.Laesgen_bitsliced256_gcm_none_start_slice_permute(%rip), %ymm2
+	vpermd	%ymm3, %ymm2, %ymm3
+	vpermd	%ymm4, %ymm2, %ymm4
+	vpermd	%ymm5, %ymm2, %ymm5
+	vpermd	%ymm1, %ymm2, %ymm1
+	movq	14016(%rdi), %rcx
+	andq	$7, %rcx
+	shlq	$3, %rcx
+	movq	$64, %r8
+	subq	%rcx, %r8
+	vmovq	%rcx, %xmm2
+	vmovq	%r8, %xmm6
+	vpsllq	%xmm2, %ymm3, %ymm7
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm7, %ymm7
+	vpsllq	%xmm2, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm2, %ymm5, %ymm4
+	vpsrlq	%xmm6, %ymm5, %ymm5
+	vpor	%ymm5, %ymm4, %ymm4
+	vpsllq	%xmm2, %ymm1, %ymm2
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vpbroadcastq	13888(%rdi), %ymm1
+	vgf2p8affineqb	$0, 5696(%rdi), %ymm1, %ymm5
+	vgf2p8affineqb	$0, 5728(%rdi), %ymm1, %ymm6
+	vgf2p8affineqb	$0, 5760(%rdi), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5792(%rdi), %ymm1, %ymm1
+	vpbroadcastq	13896(%rdi), %ymm9
+	vgf2p8affineqb	$0, 5824(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 5856(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 5888(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5920(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13904(%rdi), %ymm9
+	vgf2p8affineqb	$0, 5952(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 5984(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6016(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6048(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13912(%rdi), %ymm9
+	vgf2p8affineqb	$0, 6080(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6112(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6144(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6176(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13920(%rdi), %ymm9
+	vgf2p8affineqb	$0, 6208(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6240(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6272(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6304(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13928(%rdi), %ymm9
+	vgf2p8affineqb	$0, 6336(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6368(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6400(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6432(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13936(%rdi), %ymm9
+	vgf2p8affineqb	$0, 6464(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6496(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6528(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6560(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13944(%rdi), %ymm9
+	vgf2p8affineqb	$0, 6592(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6624(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6656(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6688(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13952(%rdi), %ymm9
+	vgf2p8affineqb	$0, 6720(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6752(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6784(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6816(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13960(%rdi), %ymm9
+	vgf2p8affineqb	$0, 6848(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 6880(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 6912(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6944(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13968(%rdi), %ymm9
+	vgf2p8affineqb	$0, 6976(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7008(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7040(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7072(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13976(%rdi), %ymm9
+	vgf2p8affineqb	$0, 7104(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7136(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7168(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7200(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13984(%rdi), %ymm9
+	vgf2p8affineqb	$0, 7232(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7264(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7296(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7328(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	13992(%rdi), %ymm9
+	vgf2p8affineqb	$0, 7360(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7392(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7424(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7456(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	14000(%rdi), %ymm9
+	vgf2p8affineqb	$0, 7488(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7520(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7552(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7584(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpbroadcastq	14008(%rdi), %ymm9
+	vgf2p8affineqb	$0, 7616(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7648(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 7680(%rdi), %ymm9, %ymm10
+	vpxor	%ymm10, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7712(%rdi), %ymm9, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm6
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm1, %ymm1
+	vmovdqu	%ymm5, 13888(%rdi)
+	vmovdqu	%ymm6, 13920(%rdi)
+	vmovdqu	%ymm8, 13952(%rdi)
+	vmovdqu	%ymm1, 13984(%rdi)
+	addq	$8, 14016(%rdi)
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_start_hash8
+.Laesgen_bitsliced256_gcm_none_start_hashed8:
+.Laesgen_bitsliced256_gcm_none_start_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_start_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpunpcklbw	%ymm2, %ymm1, %ymm5
+	vpunpcklbw	%ymm4, %ymm3, %ymm6
+	vpunpckhbw	%ymm2, %ymm1, %ymm1
+	vpunpckhbw	%ymm4, %ymm3, %ymm2
+	vpunpcklwd	%ymm6, %ymm5, %ymm3
+	vpunpckhwd	%ymm6, %ymm5, %ymm4
+	vpunpcklwd	%ymm2, %ymm1, %ymm5
+	vpunpckhwd	%ymm2, %ymm1, %ymm1
+	vmovdqu	.Laesgen_bitsliced256_gcm_none_start_slice_permute(%rip), %ymm2
+	vpermd	%ymm3, %ymm2, %ymm3
+	vpermd	%ymm4, %ymm2, %ymm4
+	vpermd	%ymm5, %ymm2, %ymm5
+	vpermd	%ymm1, %ymm2, %ymm1
+	movq	14016(%rdi), %rcx
+	andq	$7, %rcx
+	shlq	$3, %rcx
+	movq	$64, %r8
+	subq	%rcx, %r8
+	vmovq	%rcx, %xmm2
+	vmovq	%r8, %xmm6
+	vpsllq	%xmm2, %ymm3, %ymm7
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm7, %ymm7
+	vpsllq	%xmm2, %ymm4, %ymm3
+	vpsrlq	%xmm6, %ymm4, %ymm4
+	vpor	%ymm4, %ymm3, %ymm3
+	vpsllq	%xmm2, %ymm5, %ymm4
+	vpsrlq	%xmm6, %ymm5, %ymm5
+	vpor	%ymm5, %ymm4, %ymm4
+	vpsllq	%xmm2, %ymm1, %ymm5
+	vpsrlq	%xmm6, %ymm1, %ymm1
+	vpor	%ymm1, %ymm5, %ymm5
+	vpbroadcastq	13888(%rdi), %ymm1
+	vgf2p8affineqb	$0, 5696(%rdi), %ymm1, %ymm8
+	vgf2p8affineqb	$0, 5728(%rdi), %ymm1, %ymm9
+	vgf2p8affineqb	$0, 5760(%rdi), %ymm1, %ymm10
+	vgf2p8affineqb	$0, 5792(%rdi), %ymm1, %ymm1
+	vpbroadcastq	13896(%rdi), %ymm11
+	vgf2p8affineqb	$0, 5824(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5856(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5888(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 5920(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13904(%rdi), %ymm11
+	vgf2p8affineqb	$0, 5952(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5984(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6016(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6048(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13912(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6080(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6112(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6144(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6176(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13920(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6208(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6240(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6272(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6304(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13928(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6336(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6368(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6400(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6432(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13936(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6464(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6496(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6528(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6560(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13944(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6592(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6624(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6656(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6688(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13952(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6720(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6752(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6784(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6816(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13960(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6848(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6880(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6912(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 6944(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13968(%rdi), %ymm11
+	vgf2p8affineqb	$0, 6976(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7008(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7040(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7072(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13976(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7104(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7136(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7168(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7200(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13984(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7232(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7264(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7296(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7328(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	13992(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7360(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7392(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7424(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7456(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14000(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7488(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7520(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7552(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7584(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpbroadcastq	14008(%rdi), %ymm11
+	vgf2p8affineqb	$0, 7616(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7648(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7680(%rdi), %ymm11, %ymm12
+	vpxor	%ymm12, %ymm10, %ymm10
+	vgf2p8affineqb	$0, 7712(%rdi), %ymm11, %ymm11
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm10, %ymm10
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_start_slots1(%rip), %ymm3
+	vpsllq	%xmm2, %ymm3, %ymm2
+	vpsrlq	%xmm6, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vmovdqu	13888(%rdi), %ymm3
+	vpblendvb	%ymm2, %ymm8, %ymm3, %ymm8
+	vmovdqu	13920(%rdi), %ymm3
+	vpblendvb	%ymm2, %ymm9, %ymm3, %ymm9
+	vmovdqu	13952(%rdi), %ymm3
+	vpblendvb	%ymm2, %ymm10, %ymm3, %ymm10
+	vmovdqu	13984(%rdi), %ymm3
+	vpblendvb	%ymm2, %ymm1, %ymm3, %ymm1
+	vmovdqu	%ymm8, 13888(%rdi)
+	vmovdqu	%ymm9, 13920(%rdi)
+	vmovdqu	%ymm10, 13952(%rdi)
+	vmovdqu	%ymm1, 13984(%rdi)
+	addq	$1, 14016(%rdi)
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_start_hash1
+.Laesgen_bitsliced256_gcm_none_start_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_absorbed
+	leaq	14240(%rdi), %rcx
+	testq	$8, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_no8_2
+	movq	(%rsi), %r8
+	movq	%r8, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+.Laesgen_bitsliced256_gcm_none_start_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_no4_2
+	movl	(%rsi), %r8d
+	movl	%r8d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+.Laesgen_bitsliced256_gcm_none_start_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_no2_2
+	movzbl	(%rsi), %r8d
+	movb	%r8b, (%rcx)
+	movzbl	1(%rsi), %r8d
+	movb	%r8b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+.Laesgen_bitsliced256_gcm_none_start_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_no1_2
+	movzbl	(%rsi), %r8d
+	movb	%r8b, (%rcx)
+.Laesgen_bitsliced256_gcm_none_start_no1_2:
+.Laesgen_bitsliced256_gcm_none_start_absorbed:
+	vmovdqa	%xmm0, 14224(%rdi)
+	vmovdqa	14224(%rdi), %xmm0
+	movq	14296(%rdi), %rcx
+	testq	$15, %rcx
+	je	.Laesgen_bitsliced256_gcm_none_start_flushed
+	vmovdqa	14240(%rdi), %xmm0
+	vpmovzxbq	%xmm0, %ymm1
+	vpsrldq	$4, %xmm0, %xmm2
+	vpmovzxbq	%xmm2, %ymm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$12, %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm0
+	movq	14016(%rdi), %rcx
+	andq	$7, %rcx
+	shlq	$3, %rcx
+	movq	$64, %rdx
+	subq	%rcx, %rdx
+	vmovq	%rcx, %xmm4
+	vmovq	%rdx, %xmm5
+	vpsllq	%xmm4, %ymm1, %ymm6
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm4, %ymm0, %ymm3
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm3, %ymm3
+	vpbroadcastq	13888(%rdi), %ymm0
+	vgf2p8affineqb	$0, 5696(%rdi), %ymm0, %ymm7
+	vgf2p8affineqb	$0, 5728(%rdi), %ymm0, %ymm8
+	vgf2p8affineqb	$0, 5760(%rdi), %ymm0, %ymm9
+	vgf2p8affineqb	$0, 5792(%rdi), %ymm0, %ymm0
+	vpbroadcastq	13896(%rdi), %ymm10
+	vgf2p8affineqb	$0, 5824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5888(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5920(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13904(%rdi), %ymm10
+	vgf2p8affineqb	$0, 5952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6016(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6048(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13912(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6144(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6176(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13920(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6272(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6304(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13928(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6336(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6368(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6400(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6432(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13936(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6464(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6496(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6528(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6560(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13944(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6592(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6624(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6656(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6688(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13952(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6720(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6752(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6784(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6816(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13960(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6848(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6880(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6912(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6944(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13968(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6976(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7008(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7040(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7072(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13976(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7104(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7136(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7168(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7200(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13984(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7232(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7264(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7296(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7328(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13992(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7360(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7392(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7424(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7456(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14000(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7488(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7520(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7552(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7584(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14008(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7616(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7648(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7680(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7712(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_start_slots1(%rip), %ymm1
+	vpsllq	%xmm4, %ymm1, %ymm2
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vmovdqu	13888(%rdi), %ymm1
+	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
+	vmovdqu	13920(%rdi), %ymm1
+	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
+	vmovdqu	13952(%rdi), %ymm1
+	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
+	vmovdqu	13984(%rdi), %ymm1
+	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
+	vmovdqu	%ymm7, 13888(%rdi)
+	vmovdqu	%ymm8, 13920(%rdi)
+	vmovdqu	%ymm9, 13952(%rdi)
+	vmovdqu	%ymm0, 13984(%rdi)
+	addq	$1, 14016(%rdi)
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 14240(%rdi)
+.Laesgen_bitsliced256_gcm_none_start_flushed:
+	vmovq	%rax, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm1
+	vpsrldq	$4, %xmm0, %xmm2
+	vpmovzxbq	%xmm2, %ymm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpmovzxbq	%xmm3, %ymm3
+	vpsrldq	$12, %xmm0, %xmm0
+	vpmovzxbq	%xmm0, %ymm0
+	movq	14016(%rdi), %rax
+	andq	$7, %rax
+	shlq	$3, %rax
+	movq	$64, %rcx
+	subq	%rax, %rcx
+	vmovq	%rax, %xmm4
+	vmovq	%rcx, %xmm5
+	vpsllq	%xmm4, %ymm1, %ymm6
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vpsllq	%xmm4, %ymm0, %ymm3
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm3, %ymm3
+	vpbroadcastq	13888(%rdi), %ymm0
+	vgf2p8affineqb	$0, 5696(%rdi), %ymm0, %ymm7
+	vgf2p8affineqb	$0, 5728(%rdi), %ymm0, %ymm8
+	vgf2p8affineqb	$0, 5760(%rdi), %ymm0, %ymm9
+	vgf2p8affineqb	$0, 5792(%rdi), %ymm0, %ymm0
+	vpbroadcastq	13896(%rdi), %ymm10
+	vgf2p8affineqb	$0, 5824(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5856(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 5888(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 5920(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13904(%rdi), %ymm10
+	vgf2p8affineqb	$0, 5952(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 5984(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6016(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6048(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13912(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6080(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6112(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6144(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6176(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13920(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6208(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6240(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6272(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6304(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13928(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6336(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6368(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6400(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6432(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13936(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6464(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6496(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6528(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6560(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13944(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6592(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6624(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6656(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6688(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13952(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6720(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6752(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6784(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6816(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13960(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6848(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 6880(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 6912(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 6944(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13968(%rdi), %ymm10
+	vgf2p8affineqb	$0, 6976(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7008(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7040(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7072(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13976(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7104(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7136(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7168(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7200(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13984(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7232(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7264(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7296(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7328(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	13992(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7360(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7392(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7424(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7456(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14000(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7488(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7520(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7552(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7584(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpbroadcastq	14008(%rdi), %ymm10
+	vgf2p8affineqb	$0, 7616(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7648(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm8, %ymm8
+	vgf2p8affineqb	$0, 7680(%rdi), %ymm10, %ymm11
+	vpxor	%ymm11, %ymm9, %ymm9
+	vgf2p8affineqb	$0, 7712(%rdi), %ymm10, %ymm10
+	vpxor	%ymm10, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm2, %ymm9, %ymm9
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpbroadcastq	.Laesgen_bitsliced256_gcm_none_start_slots1(%rip), %ymm1
+	vpsllq	%xmm4, %ymm1, %ymm2
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm2, %ymm2
+	vmovdqu	13888(%rdi), %ymm1
+	vpblendvb	%ymm2, %ymm7, %ymm1, %ymm7
+	vmovdqu	13920(%rdi), %ymm1
+	vpblendvb	%ymm2, %ymm8, %ymm1, %ymm8
+	vmovdqu	13952(%rdi), %ymm1
+	vpblendvb	%ymm2, %ymm9, %ymm1, %ymm9
+	vmovdqu	13984(%rdi), %ymm1
+	vpblendvb	%ymm2, %ymm0, %ymm1, %ymm0
+	vmovdqu	%ymm7, 13888(%rdi)
+	vmovdqu	%ymm8, 13920(%rdi)
+	vmovdqu	%ymm9, 13952(%rdi)
+	vmovdqu	%ymm0, 13984(%rdi)
+	addq	$1, 14016(%rdi)
+	vmovdqu	13888(%rdi), %ymm0
+	vmovdqu	13920(%rdi), %ymm1
+	vmovdqu	13952(%rdi), %ymm2
+	vmovdqu	13984(%rdi), %ymm3
+	movq	14016(%rdi), %rax
+	andq	$7, %rax
+	shlq	$3, %rax
+	movq	$64, %rcx
+	subq	%rax, %rcx
+	vmovq	%rcx, %xmm4
+	vmovq	%rax, %xmm5
+	vpsllq	%xmm4, %ymm0, %ymm6
+	vpsrlq	%xmm5, %ymm0, %ymm0
+	vpor	%ymm0, %ymm6, %ymm6
+	vpsllq	%xmm4, %ymm1, %ymm0
+	vpsrlq	%xmm5, %ymm1, %ymm1
+	vpor	%ymm1, %ymm0, %ymm0
+	vpsllq	%xmm4, %ymm2, %ymm1
+	vpsrlq	%xmm5, %ymm2, %ymm2
+	vpor	%ymm2, %ymm1, %ymm1
+	vpsllq	%xmm4, %ymm3, %ymm2
+	vpsrlq	%xmm5, %ymm3, %ymm3
+	vpor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm6, 13888(%rdi)
+	vmovdqu	%ymm0, 13920(%rdi)
+	vmovdqu	%ymm1, 13952(%rdi)
+	vmovdqu	%ymm2, 13984(%rdi)
+	vpbroadcastq	13888(%rdi), %ymm3
+	vgf2p8affineqb	$0, 7744(%rdi), %ymm3, %ymm4
+	vgf2p8affineqb	$0, 7776(%rdi), %ymm3, %ymm5
+	vgf2p8affineqb	$0, 7808(%rdi), %ymm3, %ymm7
+	vgf2p8affineqb	$0, 7840(%rdi), %ymm3, %ymm3
+	vpbroadcastq	13896(%rdi), %ymm8
+	vgf2p8affineqb	$0, 7872(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 7904(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 7936(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 7968(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13904(%rdi), %ymm8
+	vgf2p8affineqb	$0, 8000(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8032(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8064(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8096(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13912(%rdi), %ymm8
+	vgf2p8affineqb	$0, 8128(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8160(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8192(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8224(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13920(%rdi), %ymm8
+	vgf2p8affineqb	$0, 8256(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8288(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8320(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8352(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13928(%rdi), %ymm8
+	vgf2p8affineqb	$0, 8384(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8416(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8448(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8480(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13936(%rdi), %ymm8
+	vgf2p8affineqb	$0, 8512(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8544(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8576(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8608(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13944(%rdi), %ymm8
+	vgf2p8affineqb	$0, 8640(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8672(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8704(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8736(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13952(%rdi), %ymm8
+	vgf2p8affineqb	$0, 8768(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8800(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8832(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8864(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13960(%rdi), %ymm8
+	vgf2p8affineqb	$0, 8896(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 8928(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 8960(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 8992(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13968(%rdi), %ymm8
+	vgf2p8affineqb	$0, 9024(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9056(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9088(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9120(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13976(%rdi), %ymm8
+	vgf2p8affineqb	$0, 9152(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9184(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9216(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9248(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13984(%rdi), %ymm8
+	vgf2p8affineqb	$0, 9280(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9312(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9344(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9376(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13992(%rdi), %ymm8
+	vgf2p8affineqb	$0, 9408(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9440(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9472(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9504(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14000(%rdi), %ymm8
+	vgf2p8affineqb	$0, 9536(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9568(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9600(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9632(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14008(%rdi), %ymm8
+	vgf2p8affineqb	$0, 9664(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 9696(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 9728(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 9760(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$32, %ymm6, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vmovdqu	%ymm4, 13888(%rdi)
+	vpsrlq	$32, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vmovdqu	%ymm5, 13920(%rdi)
+	vpsrlq	$32, %ymm1, %ymm0
+	vpxor	%ymm0, %ymm7, %ymm7
+	vmovdqu	%ymm7, 13952(%rdi)
+	vpsrlq	$32, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 13984(%rdi)
+	vpbroadcastq	13888(%rdi), %ymm0
+	vgf2p8affineqb	$0, 9792(%rdi), %ymm0, %ymm1
+	vgf2p8affineqb	$0, 9824(%rdi), %ymm0, %ymm2
+	vgf2p8affineqb	$0, 9856(%rdi), %ymm0, %ymm6
+	vgf2p8affineqb	$0, 9888(%rdi), %ymm0, %ymm0
+	vpbroadcastq	13896(%rdi), %ymm8
+	vgf2p8affineqb	$0, 9920(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 9952(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 9984(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10016(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13904(%rdi), %ymm8
+	vgf2p8affineqb	$0, 10048(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10080(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10112(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10144(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13912(%rdi), %ymm8
+	vgf2p8affineqb	$0, 10176(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10208(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10240(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10272(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13920(%rdi), %ymm8
+	vgf2p8affineqb	$0, 10304(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10336(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10368(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10400(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13928(%rdi), %ymm8
+	vgf2p8affineqb	$0, 10432(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10464(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10496(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10528(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13936(%rdi), %ymm8
+	vgf2p8affineqb	$0, 10560(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10592(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10624(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10656(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13944(%rdi), %ymm8
+	vgf2p8affineqb	$0, 10688(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10720(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10752(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10784(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13952(%rdi), %ymm8
+	vgf2p8affineqb	$0, 10816(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10848(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 10880(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 10912(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13960(%rdi), %ymm8
+	vgf2p8affineqb	$0, 10944(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 10976(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11008(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11040(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13968(%rdi), %ymm8
+	vgf2p8affineqb	$0, 11072(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11104(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11136(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11168(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13976(%rdi), %ymm8
+	vgf2p8affineqb	$0, 11200(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11232(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11264(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11296(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13984(%rdi), %ymm8
+	vgf2p8affineqb	$0, 11328(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11360(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11392(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11424(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	13992(%rdi), %ymm8
+	vgf2p8affineqb	$0, 11456(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11488(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11520(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11552(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	14000(%rdi), %ymm8
+	vgf2p8affineqb	$0, 11584(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11616(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11648(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11680(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpbroadcastq	14008(%rdi), %ymm8
+	vgf2p8affineqb	$0, 11712(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 11744(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 11776(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm6, %ymm6
+	vgf2p8affineqb	$0, 11808(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsrlq	$16, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vmovdqu	%ymm1, 13888(%rdi)
+	vpsrlq	$16, %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	%ymm2, 13920(%rdi)
+	vpsrlq	$16, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm6, 13952(%rdi)
+	vpsrlq	$16, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 13984(%rdi)
+	vpbroadcastq	13888(%rdi), %ymm3
+	vgf2p8affineqb	$0, 11840(%rdi), %ymm3, %ymm4
+	vgf2p8affineqb	$0, 11872(%rdi), %ymm3, %ymm5
+	vgf2p8affineqb	$0, 11904(%rdi), %ymm3, %ymm7
+	vgf2p8affineqb	$0, 11936(%rdi), %ymm3, %ymm3
+	vpbroadcastq	13896(%rdi), %ymm8
+	vgf2p8affineqb	$0, 11968(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12000(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12032(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12064(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13904(%rdi), %ymm8
+	vgf2p8affineqb	$0, 12096(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12128(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12160(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12192(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13912(%rdi), %ymm8
+	vgf2p8affineqb	$0, 12224(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12256(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12288(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12320(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13920(%rdi), %ymm8
+	vgf2p8affineqb	$0, 12352(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12384(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12416(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12448(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13928(%rdi), %ymm8
+	vgf2p8affineqb	$0, 12480(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12512(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12544(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12576(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13936(%rdi), %ymm8
+	vgf2p8affineqb	$0, 12608(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12640(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12672(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12704(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13944(%rdi), %ymm8
+	vgf2p8affineqb	$0, 12736(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12768(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12800(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12832(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13952(%rdi), %ymm8
+	vgf2p8affineqb	$0, 12864(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 12896(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 12928(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 12960(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13960(%rdi), %ymm8
+	vgf2p8affineqb	$0, 12992(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13024(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13056(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13088(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13968(%rdi), %ymm8
+	vgf2p8affineqb	$0, 13120(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13152(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13184(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13216(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13976(%rdi), %ymm8
+	vgf2p8affineqb	$0, 13248(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13280(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13312(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13344(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13984(%rdi), %ymm8
+	vgf2p8affineqb	$0, 13376(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13408(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13440(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13472(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	13992(%rdi), %ymm8
+	vgf2p8affineqb	$0, 13504(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13536(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13568(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13600(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14000(%rdi), %ymm8
+	vgf2p8affineqb	$0, 13632(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13664(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13696(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13728(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpbroadcastq	14008(%rdi), %ymm8
+	vgf2p8affineqb	$0, 13760(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm4, %ymm4
+	vgf2p8affineqb	$0, 13792(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm5, %ymm5
+	vgf2p8affineqb	$0, 13824(%rdi), %ymm8, %ymm9
+	vpxor	%ymm9, %ymm7, %ymm7
+	vgf2p8affineqb	$0, 13856(%rdi), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$8, %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	%ymm4, 13888(%rdi)
+	vpsrlq	$8, %ymm2, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vmovdqu	%ymm5, 13920(%rdi)
+	vpsrlq	$8, %ymm6, %ymm1
+	vpxor	%ymm1, %ymm7, %ymm7
+	vmovdqu	%ymm7, 13952(%rdi)
+	vpsrlq	$8, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 13984(%rdi)
+	vpbroadcastq	13888(%rdi), %ymm0
+	vgf2p8affineqb	$0, 11840(%rdi), %ymm0, %ymm1
+	vgf2p8affineqb	$0, 11872(%rdi), %ymm0, %ymm2
+	vgf2p8affineqb	$0, 11904(%rdi), %ymm0, %ymm3
+	vgf2p8affineqb	$0, 11936(%rdi), %ymm0, %ymm0
+	vpbroadcastq	13896(%rdi), %ymm4
+	vgf2p8affineqb	$0, 11968(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12000(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12032(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12064(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13904(%rdi), %ymm4
+	vgf2p8affineqb	$0, 12096(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12128(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12160(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12192(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13912(%rdi), %ymm4
+	vgf2p8affineqb	$0, 12224(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12256(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12288(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12320(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13920(%rdi), %ymm4
+	vgf2p8affineqb	$0, 12352(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12384(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12416(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12448(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13928(%rdi), %ymm4
+	vgf2p8affineqb	$0, 12480(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12512(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12544(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12576(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13936(%rdi), %ymm4
+	vgf2p8affineqb	$0, 12608(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12640(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12672(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12704(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13944(%rdi), %ymm4
+	vgf2p8affineqb	$0, 12736(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12768(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12800(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12832(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13952(%rdi), %ymm4
+	vgf2p8affineqb	$0, 12864(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 12896(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 12928(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 12960(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13960(%rdi), %ymm4
+	vgf2p8affineqb	$0, 12992(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13024(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13056(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13088(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13968(%rdi), %ymm4
+	vgf2p8affineqb	$0, 13120(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13152(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13184(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13216(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13976(%rdi), %ymm4
+	vgf2p8affineqb	$0, 13248(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13280(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13312(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13344(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13984(%rdi), %ymm4
+	vgf2p8affineqb	$0, 13376(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13408(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13440(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13472(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	13992(%rdi), %ymm4
+	vgf2p8affineqb	$0, 13504(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13536(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13568(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13600(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	14000(%rdi), %ymm4
+	vgf2p8affineqb	$0, 13632(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13664(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13696(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13728(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpbroadcastq	14008(%rdi), %ymm4
+	vgf2p8affineqb	$0, 13760(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineqb	$0, 13792(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineqb	$0, 13824(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vgf2p8affineqb	$0, 13856(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_slot0_0(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_slot0_1(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_slot0_2(%rip), %ymm3, %ymm2
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_slot0_3(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm1, %ymm1
+	vextracti128	$1, %ymm1, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqu	%ymm1, 13888(%rdi)
+	vmovdqu	%ymm1, 13920(%rdi)
+	vmovdqu	%ymm1, 13952(%rdi)
+	vmovdqu	%ymm1, 13984(%rdi)
+	movq	$0, 14016(%rdi)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 14224(%rdi)
+	movq	$0, 14296(%rdi)
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_bitsliced256_gcm_none_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 14208(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_bitsliced256_gcm_none_start_aes128_2
+	cmpl	$192, %eax
+	je	.Laesgen_bitsliced256_gcm_none_start_aes192_2
+.Laesgen_bitsliced256_gcm_none_start_aes256_2:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rdi)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rdi)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rdi)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rdi)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rdi)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rdi)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rdi)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rdi), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rdi), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rdi)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rdi), %xmm10, %xmm11
+	vpand	4192(%rdi), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rdi), %xmm6, %xmm8
+	vpand	4112(%rdi), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rdi), %xmm0, %xmm0
+	vpand	4176(%rdi), %xmm9, %xmm10
+	vpand	4128(%rdi), %xmm7, %xmm14
+	vpand	4144(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rdi), %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rdi), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	576(%rdi), %xmm10, %xmm10
+	vpxor	608(%rdi), %xmm11, %xmm11
+	vpxor	640(%rdi), %xmm12, %xmm12
+	vpxor	672(%rdi), %xmm13, %xmm13
+	vpxor	704(%rdi), %xmm14, %xmm14
+	vpxor	736(%rdi), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rdi), %xmm6, %xmm6
+	vpxor	800(%rdi), %xmm9, %xmm9
+	vpxor	832(%rdi), %xmm10, %xmm10
+	vpxor	864(%rdi), %xmm11, %xmm11
+	vpxor	896(%rdi), %xmm12, %xmm12
+	vpxor	928(%rdi), %xmm13, %xmm13
+	vpxor	960(%rdi), %xmm14, %xmm14
+	vpxor	992(%rdi), %xmm15, %xmm15
+	leaq	1024(%rdi), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_start_bs_rotations128+32(%rip), %rdx
+	movq	$11, %rcx
+.Laesgen_bitsliced256_gcm_none_start_bs_round_4:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdx), %xmm7, %xmm6
+	vpshufb	(%rdx), %xmm3, %xmm9
+	vpshufb	(%rdx), %xmm2, %xmm10
+	vpshufb	(%rdx), %xmm0, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm4, %xmm13
+	vpshufb	(%rdx), %xmm5, %xmm14
+	vpshufb	(%rdx), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rax), %xmm6, %xmm6
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_none_start_bs_round_4
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	3840(%rdi), %xmm7, %xmm7
+	vpxor	3872(%rdi), %xmm3, %xmm3
+	vpxor	3904(%rdi), %xmm2, %xmm2
+	vpxor	3936(%rdi), %xmm0, %xmm0
+	vpxor	3968(%rdi), %xmm1, %xmm1
+	vpxor	4000(%rdi), %xmm4, %xmm4
+	vpxor	4032(%rdi), %xmm5, %xmm5
+	vpxor	4064(%rdi), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_start_aes_done_2
+.Laesgen_bitsliced256_gcm_none_start_aes128_2:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rdi)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rdi)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rdi)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rdi)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rdi)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rdi)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rdi)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rdi), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rdi), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rdi)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rdi), %xmm10, %xmm11
+	vpand	4192(%rdi), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rdi), %xmm6, %xmm8
+	vpand	4112(%rdi), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rdi), %xmm0, %xmm0
+	vpand	4176(%rdi), %xmm9, %xmm10
+	vpand	4128(%rdi), %xmm7, %xmm14
+	vpand	4144(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rdi), %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rdi), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	576(%rdi), %xmm10, %xmm10
+	vpxor	608(%rdi), %xmm11, %xmm11
+	vpxor	640(%rdi), %xmm12, %xmm12
+	vpxor	672(%rdi), %xmm13, %xmm13
+	vpxor	704(%rdi), %xmm14, %xmm14
+	vpxor	736(%rdi), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rdi), %xmm6, %xmm6
+	vpxor	800(%rdi), %xmm9, %xmm9
+	vpxor	832(%rdi), %xmm10, %xmm10
+	vpxor	864(%rdi), %xmm11, %xmm11
+	vpxor	896(%rdi), %xmm12, %xmm12
+	vpxor	928(%rdi), %xmm13, %xmm13
+	vpxor	960(%rdi), %xmm14, %xmm14
+	vpxor	992(%rdi), %xmm15, %xmm15
+	leaq	1024(%rdi), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_start_bs_rotations128+32(%rip), %rdx
+	movq	$7, %rcx
+.Laesgen_bitsliced256_gcm_none_start_bs_round_5:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdx), %xmm7, %xmm6
+	vpshufb	(%rdx), %xmm3, %xmm9
+	vpshufb	(%rdx), %xmm2, %xmm10
+	vpshufb	(%rdx), %xmm0, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm4, %xmm13
+	vpshufb	(%rdx), %xmm5, %xmm14
+	vpshufb	(%rdx), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rax), %xmm6, %xmm6
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_none_start_bs_round_5
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	2816(%rdi), %xmm7, %xmm7
+	vpxor	2848(%rdi), %xmm3, %xmm3
+	vpxor	2880(%rdi), %xmm2, %xmm2
+	vpxor	2912(%rdi), %xmm0, %xmm0
+	vpxor	2944(%rdi), %xmm1, %xmm1
+	vpxor	2976(%rdi), %xmm4, %xmm4
+	vpxor	3008(%rdi), %xmm5, %xmm5
+	vpxor	3040(%rdi), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_start_aes_done_2
+.Laesgen_bitsliced256_gcm_none_start_aes192_2:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rdi)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rdi)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rdi)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rdi)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rdi)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rdi)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rdi)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rdi)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rdi), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rdi), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rdi)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rdi), %xmm10, %xmm11
+	vpand	4192(%rdi), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rdi), %xmm6, %xmm8
+	vpand	4112(%rdi), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rdi), %xmm0, %xmm0
+	vpand	4176(%rdi), %xmm9, %xmm10
+	vpand	4128(%rdi), %xmm7, %xmm14
+	vpand	4144(%rdi), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rdi), %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rdi), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rdi), %xmm5, %xmm5
+	vpxor	544(%rdi), %xmm8, %xmm8
+	vpxor	576(%rdi), %xmm10, %xmm10
+	vpxor	608(%rdi), %xmm11, %xmm11
+	vpxor	640(%rdi), %xmm12, %xmm12
+	vpxor	672(%rdi), %xmm13, %xmm13
+	vpxor	704(%rdi), %xmm14, %xmm14
+	vpxor	736(%rdi), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rdi), %xmm6, %xmm6
+	vpxor	800(%rdi), %xmm9, %xmm9
+	vpxor	832(%rdi), %xmm10, %xmm10
+	vpxor	864(%rdi), %xmm11, %xmm11
+	vpxor	896(%rdi), %xmm12, %xmm12
+	vpxor	928(%rdi), %xmm13, %xmm13
+	vpxor	960(%rdi), %xmm14, %xmm14
+	vpxor	992(%rdi), %xmm15, %xmm15
+	leaq	1024(%rdi), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_start_bs_rotations128+96(%rip), %rdx
+	movq	$9, %rcx
+.Laesgen_bitsliced256_gcm_none_start_bs_round_6:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdx), %xmm7, %xmm6
+	vpshufb	(%rdx), %xmm3, %xmm9
+	vpshufb	(%rdx), %xmm2, %xmm10
+	vpshufb	(%rdx), %xmm0, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm4, %xmm13
+	vpshufb	(%rdx), %xmm5, %xmm14
+	vpshufb	(%rdx), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rax), %xmm6, %xmm6
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_none_start_bs_round_6
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rdi)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rdi)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rdi)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rdi)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rdi)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rdi)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rdi)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rdi)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rdi)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rdi)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rdi), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rdi), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rdi)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rdi), %xmm6, %xmm12
+	vpand	4192(%rdi), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rdi)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rdi), %xmm1, %xmm3
+	vpand	4112(%rdi), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rdi), %xmm5, %xmm5
+	vpand	4176(%rdi), %xmm6, %xmm9
+	vpand	4128(%rdi), %xmm4, %xmm13
+	vpand	4144(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rdi), %xmm4, %xmm11
+	vpand	4208(%rdi), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rdi), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	3328(%rdi), %xmm7, %xmm7
+	vpxor	3360(%rdi), %xmm3, %xmm3
+	vpxor	3392(%rdi), %xmm2, %xmm2
+	vpxor	3424(%rdi), %xmm0, %xmm0
+	vpxor	3456(%rdi), %xmm1, %xmm1
+	vpxor	3488(%rdi), %xmm4, %xmm4
+	vpxor	3520(%rdi), %xmm5, %xmm5
+	vpxor	3552(%rdi), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_start_aes_done_2
+.Laesgen_bitsliced256_gcm_none_start_aes_done_2:
+	vmovdqa	%xmm0, 14192(%rdi)
+.Laesgen_bitsliced256_gcm_none_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -28196,32 +35703,9 @@ aesgen_bitsliced256_gcm_none_start:
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_start_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_bitsliced256_gcm_none_start_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_start_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_start_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_start_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_start_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_bitsliced256_gcm_none_start_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -28295,6 +35779,29 @@ aesgen_bitsliced256_gcm_none_start:
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	3
+.Laesgen_bitsliced256_gcm_none_start_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_start_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_start_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_start_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_start_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_bitsliced256_gcm_none_start_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -31653,6 +39160,7 @@ aesgen_bitsliced256_gcm_none_finish_open:
 	orq	%r8, %rcx
 .Laesgen_bitsliced256_gcm_none_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

@@ -2290,6 +2290,336 @@ aesgen_gfni128_gcm_none_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 8872(%rbx)
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni128_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 8768(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni128_gcm_none_seal_aes128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni128_gcm_none_seal_aes192
+.Laesgen_gfni128_gcm_none_seal_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done
+.Laesgen_gfni128_gcm_none_seal_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done
+.Laesgen_gfni128_gcm_none_seal_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done
+.Laesgen_gfni128_gcm_none_seal_aes_done:
+	vmovdqa	%xmm0, 8752(%rbx)
 	jmp	.Laesgen_gfni128_gcm_none_seal_have_j0
 .Laesgen_gfni128_gcm_none_seal_long_nonce:
 	movq	$1, 8872(%rbx)
@@ -3988,16 +4318,16 @@ aesgen_gfni128_gcm_none_seal:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 8784(%rbx)
 	movq	$0, 8856(%rbx)
-.Laesgen_gfni128_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_gfni128_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 8768(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni128_gcm_none_seal_aes128
+	je	.Laesgen_gfni128_gcm_none_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_gfni128_gcm_none_seal_aes192
-.Laesgen_gfni128_gcm_none_seal_aes256:
+	je	.Laesgen_gfni128_gcm_none_seal_aes192_2
+.Laesgen_gfni128_gcm_none_seal_aes256_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4121,8 +4451,8 @@ aesgen_gfni128_gcm_none_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done
-.Laesgen_gfni128_gcm_none_seal_aes128:
+	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done_2
+.Laesgen_gfni128_gcm_none_seal_aes128_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4210,8 +4540,8 @@ aesgen_gfni128_gcm_none_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done
-.Laesgen_gfni128_gcm_none_seal_aes192:
+	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done_2
+.Laesgen_gfni128_gcm_none_seal_aes192_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4316,9 +4646,10 @@ aesgen_gfni128_gcm_none_seal:
 	vmovdqa	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done
-.Laesgen_gfni128_gcm_none_seal_aes_done:
+	jmp	.Laesgen_gfni128_gcm_none_seal_aes_done_2
+.Laesgen_gfni128_gcm_none_seal_aes_done_2:
 	vmovdqa	%xmm0, 8752(%rbx)
+.Laesgen_gfni128_gcm_none_seal_have_j0:
 	vmovdqa	8784(%rbx), %xmm0
 	movq	8848(%rbx), %rdx
 	addq	%rax, 8848(%rbx)
@@ -6290,32 +6621,9 @@ aesgen_gfni128_gcm_none_seal:
 	.p2align	4
 .Laesgen_gfni128_gcm_none_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni128_gcm_none_seal_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni128_gcm_none_seal_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni128_gcm_none_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni128_gcm_none_seal_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_seal_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_seal_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_seal_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni128_gcm_none_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -6346,6 +6654,29 @@ aesgen_gfni128_gcm_none_seal:
 	.p2align	4
 .Laesgen_gfni128_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni128_gcm_none_seal_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni128_gcm_none_seal_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni128_gcm_none_seal_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_seal_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_seal_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_seal_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -6431,6 +6762,336 @@ aesgen_gfni128_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 8872(%rbx)
+	vpshufb	.Laesgen_gfni128_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni128_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 8768(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni128_gcm_none_open_aes128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni128_gcm_none_open_aes192
+.Laesgen_gfni128_gcm_none_open_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_open_aes_done
+.Laesgen_gfni128_gcm_none_open_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_open_aes_done
+.Laesgen_gfni128_gcm_none_open_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_open_aes_done
+.Laesgen_gfni128_gcm_none_open_aes_done:
+	vmovdqa	%xmm0, 8752(%rbx)
 	jmp	.Laesgen_gfni128_gcm_none_open_have_j0
 .Laesgen_gfni128_gcm_none_open_long_nonce:
 	movq	$1, 8872(%rbx)
@@ -8129,16 +8790,16 @@ aesgen_gfni128_gcm_none_open:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 8784(%rbx)
 	movq	$0, 8856(%rbx)
-.Laesgen_gfni128_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_gfni128_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_none_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 8768(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni128_gcm_none_open_aes128
+	je	.Laesgen_gfni128_gcm_none_open_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_gfni128_gcm_none_open_aes192
-.Laesgen_gfni128_gcm_none_open_aes256:
+	je	.Laesgen_gfni128_gcm_none_open_aes192_2
+.Laesgen_gfni128_gcm_none_open_aes256_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8262,8 +8923,8 @@ aesgen_gfni128_gcm_none_open:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_open_aes_done
-.Laesgen_gfni128_gcm_none_open_aes128:
+	jmp	.Laesgen_gfni128_gcm_none_open_aes_done_2
+.Laesgen_gfni128_gcm_none_open_aes128_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8351,8 +9012,8 @@ aesgen_gfni128_gcm_none_open:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_open_aes_done
-.Laesgen_gfni128_gcm_none_open_aes192:
+	jmp	.Laesgen_gfni128_gcm_none_open_aes_done_2
+.Laesgen_gfni128_gcm_none_open_aes192_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8457,9 +9118,10 @@ aesgen_gfni128_gcm_none_open:
 	vmovdqa	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_open_aes_done
-.Laesgen_gfni128_gcm_none_open_aes_done:
+	jmp	.Laesgen_gfni128_gcm_none_open_aes_done_2
+.Laesgen_gfni128_gcm_none_open_aes_done_2:
 	vmovdqa	%xmm0, 8752(%rbx)
+.Laesgen_gfni128_gcm_none_open_have_j0:
 	vmovdqa	8784(%rbx), %xmm0
 	movq	8848(%rbx), %rdx
 	addq	%rax, 8848(%rbx)
@@ -10414,6 +11076,7 @@ aesgen_gfni128_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_gfni128_gcm_none_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_gfni128_gcm_none_open_done
@@ -10476,32 +11139,9 @@ aesgen_gfni128_gcm_none_open:
 	.p2align	4
 .Laesgen_gfni128_gcm_none_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni128_gcm_none_open_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni128_gcm_none_open_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni128_gcm_none_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni128_gcm_none_open_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_open_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_open_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_open_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni128_gcm_none_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -10532,6 +11172,29 @@ aesgen_gfni128_gcm_none_open:
 	.p2align	4
 .Laesgen_gfni128_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni128_gcm_none_open_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni128_gcm_none_open_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni128_gcm_none_open_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_open_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_open_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_open_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -10598,6 +11261,336 @@ aesgen_gfni128_gcm_none_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 8872(%rdi)
+	vpshufb	.Laesgen_gfni128_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni128_gcm_none_start_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 8768(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_gfni128_gcm_none_start_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_gfni128_gcm_none_start_aes192
+.Laesgen_gfni128_gcm_none_start_aes256:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_start_aes_done
+.Laesgen_gfni128_gcm_none_start_aes128:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_start_aes_done
+.Laesgen_gfni128_gcm_none_start_aes192:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_none_start_aes_done
+.Laesgen_gfni128_gcm_none_start_aes_done:
+	vmovdqa	%xmm0, 8752(%rdi)
 	jmp	.Laesgen_gfni128_gcm_none_start_have_j0
 .Laesgen_gfni128_gcm_none_start_long_nonce:
 	movq	$1, 8872(%rdi)
@@ -12296,16 +13289,16 @@ aesgen_gfni128_gcm_none_start:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 8784(%rdi)
 	movq	$0, 8856(%rdi)
-.Laesgen_gfni128_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_gfni128_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_none_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 8768(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_gfni128_gcm_none_start_aes128
+	je	.Laesgen_gfni128_gcm_none_start_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_gfni128_gcm_none_start_aes192
-.Laesgen_gfni128_gcm_none_start_aes256:
+	je	.Laesgen_gfni128_gcm_none_start_aes192_2
+.Laesgen_gfni128_gcm_none_start_aes256_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12429,8 +13422,8 @@ aesgen_gfni128_gcm_none_start:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_start_aes_done
-.Laesgen_gfni128_gcm_none_start_aes128:
+	jmp	.Laesgen_gfni128_gcm_none_start_aes_done_2
+.Laesgen_gfni128_gcm_none_start_aes128_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12518,8 +13511,8 @@ aesgen_gfni128_gcm_none_start:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_start_aes_done
-.Laesgen_gfni128_gcm_none_start_aes192:
+	jmp	.Laesgen_gfni128_gcm_none_start_aes_done_2
+.Laesgen_gfni128_gcm_none_start_aes192_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12624,9 +13617,10 @@ aesgen_gfni128_gcm_none_start:
 	vmovdqa	192(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_none_start_aes_done
-.Laesgen_gfni128_gcm_none_start_aes_done:
+	jmp	.Laesgen_gfni128_gcm_none_start_aes_done_2
+.Laesgen_gfni128_gcm_none_start_aes_done_2:
 	vmovdqa	%xmm0, 8752(%rdi)
+.Laesgen_gfni128_gcm_none_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -12639,32 +13633,9 @@ aesgen_gfni128_gcm_none_start:
 	.p2align	4
 .Laesgen_gfni128_gcm_none_start_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni128_gcm_none_start_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni128_gcm_none_start_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni128_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni128_gcm_none_start_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_start_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_start_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni128_gcm_none_start_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni128_gcm_none_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -12695,6 +13666,29 @@ aesgen_gfni128_gcm_none_start:
 	.p2align	4
 .Laesgen_gfni128_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni128_gcm_none_start_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni128_gcm_none_start_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni128_gcm_none_start_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_start_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_start_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni128_gcm_none_start_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -16053,6 +17047,7 @@ aesgen_gfni128_gcm_none_finish_open:
 	orq	%r8, %rcx
 .Laesgen_gfni128_gcm_none_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

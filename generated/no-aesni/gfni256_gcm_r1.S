@@ -2289,6 +2289,412 @@ aesgen_gfni256_gcm_r1_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 8872(%rbx)
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 8768(%rbx)
+	movq	$-1, 8880(%rbx)
+	vmovdqa	%xmm0, 8832(%rbx)
+	movq	8832(%rbx), %rsi
+	bswapq	%rsi
+	movq	8840(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	8888(%rbx), %rdi
+	jne	.Laesgen_gfni256_gcm_r1_seal_restart
+	cmpq	8896(%rbx), %rdx
+	je	.Laesgen_gfni256_gcm_r1_seal_same_table
+.Laesgen_gfni256_gcm_r1_seal_restart:
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
+	movq	$0, 8904(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
+	jmp	.Laesgen_gfni256_gcm_r1_seal_same_table
+.Laesgen_gfni256_gcm_r1_seal_same_table:
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni256_gcm_r1_seal_aes_j0128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni256_gcm_r1_seal_aes_j0192
+.Laesgen_gfni256_gcm_r1_seal_aes_j0256:
+	vpand	.Laesgen_gfni256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rbx)
+	vmovdqa	%xmm2, 8944(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 8880(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_j0_done
+.Laesgen_gfni256_gcm_r1_seal_aes_j0128:
+	vpand	.Laesgen_gfni256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rbx)
+	vmovdqa	%xmm2, 8944(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 8880(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_j0_done
+.Laesgen_gfni256_gcm_r1_seal_aes_j0192:
+	vpand	.Laesgen_gfni256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rbx)
+	vmovdqa	%xmm2, 8944(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 8880(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_j0_done
+.Laesgen_gfni256_gcm_r1_seal_aes_j0_done:
+	vmovdqa	%xmm0, 8752(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_have_j0
 .Laesgen_gfni256_gcm_r1_seal_long_nonce:
 	movq	$1, 8872(%rbx)
@@ -3987,58 +4393,17 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 8784(%rbx)
 	movq	$0, 8856(%rbx)
-.Laesgen_gfni256_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 8768(%rbx)
 	movq	$-1, 8880(%rbx)
-	cmpq	$0, 8872(%rbx)
-	jne	.Laesgen_gfni256_gcm_r1_seal_same_table
-	vmovdqa	%xmm0, 8832(%rbx)
-	movq	8832(%rbx), %rsi
-	bswapq	%rsi
-	movq	8840(%rbx), %rdx
-	bswapq	%rdx
-	movabsq	$0xff0000000000, %rdi
-	andq	%rdx, %rdi
-	movabsq	$0xff00000000ff0000, %rdx
-	andq	%rsi, %rdx
-	cmpq	8888(%rbx), %rdi
-	jne	.Laesgen_gfni256_gcm_r1_seal_restart
-	cmpq	8896(%rbx), %rdx
-	je	.Laesgen_gfni256_gcm_r1_seal_same_table
-.Laesgen_gfni256_gcm_r1_seal_restart:
-	movq	%rdi, 8888(%rbx)
-	movq	%rdx, 8896(%rbx)
-	movq	$0, 8904(%rbx)
-	movq	$0, 8912(%rbx)
-	movq	$1, 8920(%rbx)
-	jmp	.Laesgen_gfni256_gcm_r1_seal_same_table
-.Laesgen_gfni256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni256_gcm_r1_seal_aes_j0128
+	je	.Laesgen_gfni256_gcm_r1_seal_aes128
 	cmpl	$192, %edx
-	je	.Laesgen_gfni256_gcm_r1_seal_aes_j0192
-.Laesgen_gfni256_gcm_r1_seal_aes_j0256:
-	vpand	.Laesgen_gfni256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 8880(%rbx)
+	je	.Laesgen_gfni256_gcm_r1_seal_aes192
+.Laesgen_gfni256_gcm_r1_seal_aes256:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4162,26 +4527,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_j0_done
-.Laesgen_gfni256_gcm_r1_seal_aes_j0128:
-	vpand	.Laesgen_gfni256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 8880(%rbx)
+	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_done
+.Laesgen_gfni256_gcm_r1_seal_aes128:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4269,26 +4616,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_j0_done
-.Laesgen_gfni256_gcm_r1_seal_aes_j0192:
-	vpand	.Laesgen_gfni256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 8880(%rbx)
+	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_done
+.Laesgen_gfni256_gcm_r1_seal_aes192:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4393,9 +4722,10 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_j0_done
-.Laesgen_gfni256_gcm_r1_seal_aes_j0_done:
+	jmp	.Laesgen_gfni256_gcm_r1_seal_aes_done
+.Laesgen_gfni256_gcm_r1_seal_aes_done:
 	vmovdqa	%xmm0, 8752(%rbx)
+.Laesgen_gfni256_gcm_r1_seal_have_j0:
 	vmovdqa	8784(%rbx), %xmm0
 	movq	8848(%rbx), %rdx
 	addq	%rax, 8848(%rbx)
@@ -6367,32 +6697,9 @@ aesgen_gfni256_gcm_r1_seal:
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni256_gcm_r1_seal_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_seal_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_seal_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_seal_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_seal_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_seal_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -6426,6 +6733,29 @@ aesgen_gfni256_gcm_r1_seal:
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni256_gcm_r1_seal_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_seal_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_seal_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_seal_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_seal_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_seal_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -6511,6 +6841,412 @@ aesgen_gfni256_gcm_r1_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 8872(%rbx)
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni256_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 8768(%rbx)
+	movq	$-1, 8880(%rbx)
+	vmovdqa	%xmm0, 8832(%rbx)
+	movq	8832(%rbx), %rsi
+	bswapq	%rsi
+	movq	8840(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	8888(%rbx), %rdi
+	jne	.Laesgen_gfni256_gcm_r1_open_restart
+	cmpq	8896(%rbx), %rdx
+	je	.Laesgen_gfni256_gcm_r1_open_same_table
+.Laesgen_gfni256_gcm_r1_open_restart:
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
+	movq	$0, 8904(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
+	jmp	.Laesgen_gfni256_gcm_r1_open_same_table
+.Laesgen_gfni256_gcm_r1_open_same_table:
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni256_gcm_r1_open_aes_j0128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni256_gcm_r1_open_aes_j0192
+.Laesgen_gfni256_gcm_r1_open_aes_j0256:
+	vpand	.Laesgen_gfni256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rbx)
+	vmovdqa	%xmm2, 8944(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 8880(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_open_aes_j0_done
+.Laesgen_gfni256_gcm_r1_open_aes_j0128:
+	vpand	.Laesgen_gfni256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rbx)
+	vmovdqa	%xmm2, 8944(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 8880(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_open_aes_j0_done
+.Laesgen_gfni256_gcm_r1_open_aes_j0192:
+	vpand	.Laesgen_gfni256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rbx)
+	vmovdqa	%xmm2, 8944(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 8880(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_open_aes_j0_done
+.Laesgen_gfni256_gcm_r1_open_aes_j0_done:
+	vmovdqa	%xmm0, 8752(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_have_j0
 .Laesgen_gfni256_gcm_r1_open_long_nonce:
 	movq	$1, 8872(%rbx)
@@ -8209,58 +8945,17 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 8784(%rbx)
 	movq	$0, 8856(%rbx)
-.Laesgen_gfni256_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 8768(%rbx)
 	movq	$-1, 8880(%rbx)
-	cmpq	$0, 8872(%rbx)
-	jne	.Laesgen_gfni256_gcm_r1_open_same_table
-	vmovdqa	%xmm0, 8832(%rbx)
-	movq	8832(%rbx), %rsi
-	bswapq	%rsi
-	movq	8840(%rbx), %rdx
-	bswapq	%rdx
-	movabsq	$0xff0000000000, %rdi
-	andq	%rdx, %rdi
-	movabsq	$0xff00000000ff0000, %rdx
-	andq	%rsi, %rdx
-	cmpq	8888(%rbx), %rdi
-	jne	.Laesgen_gfni256_gcm_r1_open_restart
-	cmpq	8896(%rbx), %rdx
-	je	.Laesgen_gfni256_gcm_r1_open_same_table
-.Laesgen_gfni256_gcm_r1_open_restart:
-	movq	%rdi, 8888(%rbx)
-	movq	%rdx, 8896(%rbx)
-	movq	$0, 8904(%rbx)
-	movq	$0, 8912(%rbx)
-	movq	$1, 8920(%rbx)
-	jmp	.Laesgen_gfni256_gcm_r1_open_same_table
-.Laesgen_gfni256_gcm_r1_open_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni256_gcm_r1_open_aes_j0128
+	je	.Laesgen_gfni256_gcm_r1_open_aes128
 	cmpl	$192, %edx
-	je	.Laesgen_gfni256_gcm_r1_open_aes_j0192
-.Laesgen_gfni256_gcm_r1_open_aes_j0256:
-	vpand	.Laesgen_gfni256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 8880(%rbx)
+	je	.Laesgen_gfni256_gcm_r1_open_aes192
+.Laesgen_gfni256_gcm_r1_open_aes256:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8384,26 +9079,8 @@ aesgen_gfni256_gcm_r1_open:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_open_aes_j0_done
-.Laesgen_gfni256_gcm_r1_open_aes_j0128:
-	vpand	.Laesgen_gfni256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 8880(%rbx)
+	jmp	.Laesgen_gfni256_gcm_r1_open_aes_done
+.Laesgen_gfni256_gcm_r1_open_aes128:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8491,26 +9168,8 @@ aesgen_gfni256_gcm_r1_open:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_open_aes_j0_done
-.Laesgen_gfni256_gcm_r1_open_aes_j0192:
-	vpand	.Laesgen_gfni256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 8880(%rbx)
+	jmp	.Laesgen_gfni256_gcm_r1_open_aes_done
+.Laesgen_gfni256_gcm_r1_open_aes192:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8615,9 +9274,10 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_open_aes_j0_done
-.Laesgen_gfni256_gcm_r1_open_aes_j0_done:
+	jmp	.Laesgen_gfni256_gcm_r1_open_aes_done
+.Laesgen_gfni256_gcm_r1_open_aes_done:
 	vmovdqa	%xmm0, 8752(%rbx)
+.Laesgen_gfni256_gcm_r1_open_have_j0:
 	vmovdqa	8784(%rbx), %xmm0
 	movq	8848(%rbx), %rdx
 	addq	%rax, 8848(%rbx)
@@ -10572,6 +11232,7 @@ aesgen_gfni256_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_gfni256_gcm_r1_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_gfni256_gcm_r1_open_done
@@ -10634,32 +11295,9 @@ aesgen_gfni256_gcm_r1_open:
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni256_gcm_r1_open_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_open_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_open_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_open_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_open_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_open_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -10693,6 +11331,29 @@ aesgen_gfni256_gcm_r1_open:
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni256_gcm_r1_open_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_open_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_open_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_open_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_open_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_open_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -10759,6 +11420,412 @@ aesgen_gfni256_gcm_r1_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 8872(%rdi)
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni256_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 8768(%rdi)
+	movq	$-1, 8880(%rdi)
+	vmovdqa	%xmm0, 8832(%rdi)
+	movq	8832(%rdi), %rcx
+	bswapq	%rcx
+	movq	8840(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	8888(%rdi), %rdx
+	jne	.Laesgen_gfni256_gcm_r1_start_restart
+	cmpq	8896(%rdi), %rax
+	je	.Laesgen_gfni256_gcm_r1_start_same_table
+.Laesgen_gfni256_gcm_r1_start_restart:
+	movq	%rdx, 8888(%rdi)
+	movq	%rax, 8896(%rdi)
+	movq	$0, 8904(%rdi)
+	movq	$0, 8912(%rdi)
+	movq	$1, 8920(%rdi)
+	jmp	.Laesgen_gfni256_gcm_r1_start_same_table
+.Laesgen_gfni256_gcm_r1_start_same_table:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_gfni256_gcm_r1_start_aes_j0128
+	cmpl	$192, %eax
+	je	.Laesgen_gfni256_gcm_r1_start_aes_j0192
+.Laesgen_gfni256_gcm_r1_start_aes_j0256:
+	vpand	.Laesgen_gfni256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rdi)
+	vmovdqa	%xmm2, 8944(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 8880(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_start_aes_j0_done
+.Laesgen_gfni256_gcm_r1_start_aes_j0128:
+	vpand	.Laesgen_gfni256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rdi)
+	vmovdqa	%xmm2, 8944(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 8880(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_start_aes_j0_done
+.Laesgen_gfni256_gcm_r1_start_aes_j0192:
+	vpand	.Laesgen_gfni256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 8928(%rdi)
+	vmovdqa	%xmm2, 8944(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 8880(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni256_gcm_r1_start_aes_j0_done
+.Laesgen_gfni256_gcm_r1_start_aes_j0_done:
+	vmovdqa	%xmm0, 8752(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_start_have_j0
 .Laesgen_gfni256_gcm_r1_start_long_nonce:
 	movq	$1, 8872(%rdi)
@@ -12457,58 +13524,17 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 8784(%rdi)
 	movq	$0, 8856(%rdi)
-.Laesgen_gfni256_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 8768(%rdi)
 	movq	$-1, 8880(%rdi)
-	cmpq	$0, 8872(%rdi)
-	jne	.Laesgen_gfni256_gcm_r1_start_same_table
-	vmovdqa	%xmm0, 8832(%rdi)
-	movq	8832(%rdi), %rcx
-	bswapq	%rcx
-	movq	8840(%rdi), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rdx
-	andq	%rax, %rdx
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rcx, %rax
-	cmpq	8888(%rdi), %rdx
-	jne	.Laesgen_gfni256_gcm_r1_start_restart
-	cmpq	8896(%rdi), %rax
-	je	.Laesgen_gfni256_gcm_r1_start_same_table
-.Laesgen_gfni256_gcm_r1_start_restart:
-	movq	%rdx, 8888(%rdi)
-	movq	%rax, 8896(%rdi)
-	movq	$0, 8904(%rdi)
-	movq	$0, 8912(%rdi)
-	movq	$1, 8920(%rdi)
-	jmp	.Laesgen_gfni256_gcm_r1_start_same_table
-.Laesgen_gfni256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_gfni256_gcm_r1_start_aes_j0128
+	je	.Laesgen_gfni256_gcm_r1_start_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_gfni256_gcm_r1_start_aes_j0192
-.Laesgen_gfni256_gcm_r1_start_aes_j0256:
-	vpand	.Laesgen_gfni256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 8880(%rdi)
+	je	.Laesgen_gfni256_gcm_r1_start_aes192
+.Laesgen_gfni256_gcm_r1_start_aes256:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12632,26 +13658,8 @@ aesgen_gfni256_gcm_r1_start:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_start_aes_j0_done
-.Laesgen_gfni256_gcm_r1_start_aes_j0128:
-	vpand	.Laesgen_gfni256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 8880(%rdi)
+	jmp	.Laesgen_gfni256_gcm_r1_start_aes_done
+.Laesgen_gfni256_gcm_r1_start_aes128:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12739,26 +13747,8 @@ aesgen_gfni256_gcm_r1_start:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_start_aes_j0_done
-.Laesgen_gfni256_gcm_r1_start_aes_j0192:
-	vpand	.Laesgen_gfni256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni256_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni256_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 8880(%rdi)
+	jmp	.Laesgen_gfni256_gcm_r1_start_aes_done
+.Laesgen_gfni256_gcm_r1_start_aes192:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12863,9 +13853,10 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	192(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni256_gcm_r1_start_aes_j0_done
-.Laesgen_gfni256_gcm_r1_start_aes_j0_done:
+	jmp	.Laesgen_gfni256_gcm_r1_start_aes_done
+.Laesgen_gfni256_gcm_r1_start_aes_done:
 	vmovdqa	%xmm0, 8752(%rdi)
+.Laesgen_gfni256_gcm_r1_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -12878,32 +13869,9 @@ aesgen_gfni256_gcm_r1_start:
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_start_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni256_gcm_r1_start_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_start_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_start_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_start_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_start_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni256_gcm_r1_start_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -12937,6 +13905,29 @@ aesgen_gfni256_gcm_r1_start:
 	.p2align	4
 .Laesgen_gfni256_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni256_gcm_r1_start_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_start_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_start_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_start_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_start_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni256_gcm_r1_start_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -16295,6 +17286,7 @@ aesgen_gfni256_gcm_r1_finish_open:
 	orq	%r8, %rcx
 .Laesgen_gfni256_gcm_r1_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

@@ -2254,6 +2254,303 @@ aesgen_gfni512_gcm_none_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 9016(%rbx)
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni512_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 8912(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni512_gcm_none_seal_aes128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni512_gcm_none_seal_aes192
+.Laesgen_gfni512_gcm_none_seal_aes256:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done
+.Laesgen_gfni512_gcm_none_seal_aes128:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done
+.Laesgen_gfni512_gcm_none_seal_aes192:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done
+.Laesgen_gfni512_gcm_none_seal_aes_done:
+	vmovdqa64	%xmm0, 8896(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_seal_have_j0
 .Laesgen_gfni512_gcm_none_seal_long_nonce:
 	movq	$1, 9016(%rbx)
@@ -3953,16 +4250,16 @@ aesgen_gfni512_gcm_none_seal:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8928(%rbx)
 	movq	$0, 9000(%rbx)
-.Laesgen_gfni512_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_gfni512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 8912(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni512_gcm_none_seal_aes128
+	je	.Laesgen_gfni512_gcm_none_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_gfni512_gcm_none_seal_aes192
-.Laesgen_gfni512_gcm_none_seal_aes256:
+	je	.Laesgen_gfni512_gcm_none_seal_aes192_2
+.Laesgen_gfni512_gcm_none_seal_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4073,8 +4370,8 @@ aesgen_gfni512_gcm_none_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done
-.Laesgen_gfni512_gcm_none_seal_aes128:
+	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done_2
+.Laesgen_gfni512_gcm_none_seal_aes128_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4153,8 +4450,8 @@ aesgen_gfni512_gcm_none_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done
-.Laesgen_gfni512_gcm_none_seal_aes192:
+	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done_2
+.Laesgen_gfni512_gcm_none_seal_aes192_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4248,9 +4545,10 @@ aesgen_gfni512_gcm_none_seal:
 	vmovdqa64	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done
-.Laesgen_gfni512_gcm_none_seal_aes_done:
+	jmp	.Laesgen_gfni512_gcm_none_seal_aes_done_2
+.Laesgen_gfni512_gcm_none_seal_aes_done_2:
 	vmovdqa64	%xmm0, 8896(%rbx)
+.Laesgen_gfni512_gcm_none_seal_have_j0:
 	vmovdqa64	8928(%rbx), %xmm0
 	movq	8992(%rbx), %rdx
 	addq	%rax, 8992(%rbx)
@@ -6181,32 +6479,9 @@ aesgen_gfni512_gcm_none_seal:
 	.p2align	4
 .Laesgen_gfni512_gcm_none_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni512_gcm_none_seal_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_none_seal_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni512_gcm_none_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_none_seal_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_seal_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_seal_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_seal_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni512_gcm_none_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -6237,6 +6512,29 @@ aesgen_gfni512_gcm_none_seal:
 	.p2align	4
 .Laesgen_gfni512_gcm_none_seal_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni512_gcm_none_seal_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_none_seal_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_none_seal_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_seal_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_seal_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_seal_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -6322,6 +6620,303 @@ aesgen_gfni512_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 9016(%rbx)
+	vpshufb	.Laesgen_gfni512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni512_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 8912(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni512_gcm_none_open_aes128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni512_gcm_none_open_aes192
+.Laesgen_gfni512_gcm_none_open_aes256:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_open_aes_done
+.Laesgen_gfni512_gcm_none_open_aes128:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_open_aes_done
+.Laesgen_gfni512_gcm_none_open_aes192:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_open_aes_done
+.Laesgen_gfni512_gcm_none_open_aes_done:
+	vmovdqa64	%xmm0, 8896(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_open_have_j0
 .Laesgen_gfni512_gcm_none_open_long_nonce:
 	movq	$1, 9016(%rbx)
@@ -8021,16 +8616,16 @@ aesgen_gfni512_gcm_none_open:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8928(%rbx)
 	movq	$0, 9000(%rbx)
-.Laesgen_gfni512_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_gfni512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 8912(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni512_gcm_none_open_aes128
+	je	.Laesgen_gfni512_gcm_none_open_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_gfni512_gcm_none_open_aes192
-.Laesgen_gfni512_gcm_none_open_aes256:
+	je	.Laesgen_gfni512_gcm_none_open_aes192_2
+.Laesgen_gfni512_gcm_none_open_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8141,8 +8736,8 @@ aesgen_gfni512_gcm_none_open:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_open_aes_done
-.Laesgen_gfni512_gcm_none_open_aes128:
+	jmp	.Laesgen_gfni512_gcm_none_open_aes_done_2
+.Laesgen_gfni512_gcm_none_open_aes128_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8221,8 +8816,8 @@ aesgen_gfni512_gcm_none_open:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_open_aes_done
-.Laesgen_gfni512_gcm_none_open_aes192:
+	jmp	.Laesgen_gfni512_gcm_none_open_aes_done_2
+.Laesgen_gfni512_gcm_none_open_aes192_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8316,9 +8911,10 @@ aesgen_gfni512_gcm_none_open:
 	vmovdqa64	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_open_aes_done
-.Laesgen_gfni512_gcm_none_open_aes_done:
+	jmp	.Laesgen_gfni512_gcm_none_open_aes_done_2
+.Laesgen_gfni512_gcm_none_open_aes_done_2:
 	vmovdqa64	%xmm0, 8896(%rbx)
+.Laesgen_gfni512_gcm_none_open_have_j0:
 	vmovdqa64	8928(%rbx), %xmm0
 	movq	8992(%rbx), %rdx
 	addq	%rax, 8992(%rbx)
@@ -10273,6 +10869,7 @@ aesgen_gfni512_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_gfni512_gcm_none_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_gfni512_gcm_none_open_done
@@ -10335,32 +10932,9 @@ aesgen_gfni512_gcm_none_open:
 	.p2align	4
 .Laesgen_gfni512_gcm_none_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni512_gcm_none_open_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_none_open_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni512_gcm_none_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_none_open_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_open_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_open_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_open_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni512_gcm_none_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -10391,6 +10965,29 @@ aesgen_gfni512_gcm_none_open:
 	.p2align	4
 .Laesgen_gfni512_gcm_none_open_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni512_gcm_none_open_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_none_open_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_none_open_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_open_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_open_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_open_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -10457,6 +11054,303 @@ aesgen_gfni512_gcm_none_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 9016(%rdi)
+	vpshufb	.Laesgen_gfni512_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni512_gcm_none_start_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 8912(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_gfni512_gcm_none_start_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_gfni512_gcm_none_start_aes192
+.Laesgen_gfni512_gcm_none_start_aes256:
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_start_aes_done
+.Laesgen_gfni512_gcm_none_start_aes128:
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_start_aes_done
+.Laesgen_gfni512_gcm_none_start_aes192:
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_none_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_none_start_aes_done
+.Laesgen_gfni512_gcm_none_start_aes_done:
+	vmovdqa64	%xmm0, 8896(%rdi)
 	jmp	.Laesgen_gfni512_gcm_none_start_have_j0
 .Laesgen_gfni512_gcm_none_start_long_nonce:
 	movq	$1, 9016(%rdi)
@@ -12156,16 +13050,16 @@ aesgen_gfni512_gcm_none_start:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8928(%rdi)
 	movq	$0, 9000(%rdi)
-.Laesgen_gfni512_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_gfni512_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 8912(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_gfni512_gcm_none_start_aes128
+	je	.Laesgen_gfni512_gcm_none_start_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_gfni512_gcm_none_start_aes192
-.Laesgen_gfni512_gcm_none_start_aes256:
+	je	.Laesgen_gfni512_gcm_none_start_aes192_2
+.Laesgen_gfni512_gcm_none_start_aes256_2:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12276,8 +13170,8 @@ aesgen_gfni512_gcm_none_start:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_start_aes_done
-.Laesgen_gfni512_gcm_none_start_aes128:
+	jmp	.Laesgen_gfni512_gcm_none_start_aes_done_2
+.Laesgen_gfni512_gcm_none_start_aes128_2:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12356,8 +13250,8 @@ aesgen_gfni512_gcm_none_start:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_start_aes_done
-.Laesgen_gfni512_gcm_none_start_aes192:
+	jmp	.Laesgen_gfni512_gcm_none_start_aes_done_2
+.Laesgen_gfni512_gcm_none_start_aes192_2:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12451,9 +13345,10 @@ aesgen_gfni512_gcm_none_start:
 	vmovdqa64	192(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_none_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_none_start_aes_done
-.Laesgen_gfni512_gcm_none_start_aes_done:
+	jmp	.Laesgen_gfni512_gcm_none_start_aes_done_2
+.Laesgen_gfni512_gcm_none_start_aes_done_2:
 	vmovdqa64	%xmm0, 8896(%rdi)
+.Laesgen_gfni512_gcm_none_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -12466,32 +13361,9 @@ aesgen_gfni512_gcm_none_start:
 	.p2align	4
 .Laesgen_gfni512_gcm_none_start_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni512_gcm_none_start_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_none_start_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni512_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_none_start_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_start_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_start_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_none_start_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni512_gcm_none_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -12522,6 +13394,29 @@ aesgen_gfni512_gcm_none_start:
 	.p2align	4
 .Laesgen_gfni512_gcm_none_start_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni512_gcm_none_start_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_none_start_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_none_start_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_start_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_start_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_none_start_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -15839,6 +16734,7 @@ aesgen_gfni512_gcm_none_finish_open:
 	orq	%r8, %rcx
 .Laesgen_gfni512_gcm_none_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

@@ -2255,6 +2255,382 @@ aesgen_gfni512_gcm_r1_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 9016(%rbx)
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 8912(%rbx)
+	movq	$-1, 9024(%rbx)
+	vmovdqa64	%xmm0, 8976(%rbx)
+	movq	8976(%rbx), %rsi
+	bswapq	%rsi
+	movq	8984(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	9032(%rbx), %rdi
+	jne	.Laesgen_gfni512_gcm_r1_seal_restart
+	cmpq	9040(%rbx), %rdx
+	je	.Laesgen_gfni512_gcm_r1_seal_same_table
+.Laesgen_gfni512_gcm_r1_seal_restart:
+	movq	%rdi, 9032(%rbx)
+	movq	%rdx, 9040(%rbx)
+	movq	$0, 9048(%rbx)
+	movq	$0, 9056(%rbx)
+	movq	$1, 9064(%rbx)
+	jmp	.Laesgen_gfni512_gcm_r1_seal_same_table
+.Laesgen_gfni512_gcm_r1_seal_same_table:
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni512_gcm_r1_seal_aes_j0128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni512_gcm_r1_seal_aes_j0192
+.Laesgen_gfni512_gcm_r1_seal_aes_j0256:
+	vpandq	.Laesgen_gfni512_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rbx)
+	vmovdqa64	%xmm2, 9104(%rbx)
+	vmovdqa64	%xmm2, 9120(%rbx)
+	vmovdqa64	%xmm2, 9136(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 9024(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_j0_done
+.Laesgen_gfni512_gcm_r1_seal_aes_j0128:
+	vpandq	.Laesgen_gfni512_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rbx)
+	vmovdqa64	%xmm2, 9104(%rbx)
+	vmovdqa64	%xmm2, 9120(%rbx)
+	vmovdqa64	%xmm2, 9136(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 9024(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_j0_done
+.Laesgen_gfni512_gcm_r1_seal_aes_j0192:
+	vpandq	.Laesgen_gfni512_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rbx)
+	vmovdqa64	%xmm2, 9104(%rbx)
+	vmovdqa64	%xmm2, 9120(%rbx)
+	vmovdqa64	%xmm2, 9136(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 9024(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_j0_done
+.Laesgen_gfni512_gcm_r1_seal_aes_j0_done:
+	vmovdqa64	%xmm0, 8896(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_have_j0
 .Laesgen_gfni512_gcm_r1_seal_long_nonce:
 	movq	$1, 9016(%rbx)
@@ -3954,59 +4330,17 @@ aesgen_gfni512_gcm_r1_seal:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8928(%rbx)
 	movq	$0, 9000(%rbx)
-.Laesgen_gfni512_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 8912(%rbx)
 	movq	$-1, 9024(%rbx)
-	cmpq	$0, 9016(%rbx)
-	jne	.Laesgen_gfni512_gcm_r1_seal_same_table
-	vmovdqa64	%xmm0, 8976(%rbx)
-	movq	8976(%rbx), %rsi
-	bswapq	%rsi
-	movq	8984(%rbx), %rdx
-	bswapq	%rdx
-	movabsq	$0xff0000000000, %rdi
-	andq	%rdx, %rdi
-	movabsq	$0xff00000000ff0000, %rdx
-	andq	%rsi, %rdx
-	cmpq	9032(%rbx), %rdi
-	jne	.Laesgen_gfni512_gcm_r1_seal_restart
-	cmpq	9040(%rbx), %rdx
-	je	.Laesgen_gfni512_gcm_r1_seal_same_table
-.Laesgen_gfni512_gcm_r1_seal_restart:
-	movq	%rdi, 9032(%rbx)
-	movq	%rdx, 9040(%rbx)
-	movq	$0, 9048(%rbx)
-	movq	$0, 9056(%rbx)
-	movq	$1, 9064(%rbx)
-	jmp	.Laesgen_gfni512_gcm_r1_seal_same_table
-.Laesgen_gfni512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni512_gcm_r1_seal_aes_j0128
+	je	.Laesgen_gfni512_gcm_r1_seal_aes128
 	cmpl	$192, %edx
-	je	.Laesgen_gfni512_gcm_r1_seal_aes_j0192
-.Laesgen_gfni512_gcm_r1_seal_aes_j0256:
-	vpandq	.Laesgen_gfni512_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 9024(%rbx)
+	je	.Laesgen_gfni512_gcm_r1_seal_aes192
+.Laesgen_gfni512_gcm_r1_seal_aes256:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4117,27 +4451,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_j0_done
-.Laesgen_gfni512_gcm_r1_seal_aes_j0128:
-	vpandq	.Laesgen_gfni512_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 9024(%rbx)
+	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_done
+.Laesgen_gfni512_gcm_r1_seal_aes128:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4216,27 +4531,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_j0_done
-.Laesgen_gfni512_gcm_r1_seal_aes_j0192:
-	vpandq	.Laesgen_gfni512_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_seal_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 9024(%rbx)
+	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_done
+.Laesgen_gfni512_gcm_r1_seal_aes192:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4330,9 +4626,10 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_j0_done
-.Laesgen_gfni512_gcm_r1_seal_aes_j0_done:
+	jmp	.Laesgen_gfni512_gcm_r1_seal_aes_done
+.Laesgen_gfni512_gcm_r1_seal_aes_done:
 	vmovdqa64	%xmm0, 8896(%rbx)
+.Laesgen_gfni512_gcm_r1_seal_have_j0:
 	vmovdqa64	8928(%rbx), %xmm0
 	movq	8992(%rbx), %rdx
 	addq	%rax, 8992(%rbx)
@@ -6263,32 +6560,9 @@ aesgen_gfni512_gcm_r1_seal:
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni512_gcm_r1_seal_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_seal_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_seal_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_seal_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_seal_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_seal_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -6322,6 +6596,29 @@ aesgen_gfni512_gcm_r1_seal:
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni512_gcm_r1_seal_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_seal_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_seal_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_seal_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_seal_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_seal_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -6407,6 +6704,382 @@ aesgen_gfni512_gcm_r1_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 9016(%rbx)
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni512_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 8912(%rbx)
+	movq	$-1, 9024(%rbx)
+	vmovdqa64	%xmm0, 8976(%rbx)
+	movq	8976(%rbx), %rsi
+	bswapq	%rsi
+	movq	8984(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	9032(%rbx), %rdi
+	jne	.Laesgen_gfni512_gcm_r1_open_restart
+	cmpq	9040(%rbx), %rdx
+	je	.Laesgen_gfni512_gcm_r1_open_same_table
+.Laesgen_gfni512_gcm_r1_open_restart:
+	movq	%rdi, 9032(%rbx)
+	movq	%rdx, 9040(%rbx)
+	movq	$0, 9048(%rbx)
+	movq	$0, 9056(%rbx)
+	movq	$1, 9064(%rbx)
+	jmp	.Laesgen_gfni512_gcm_r1_open_same_table
+.Laesgen_gfni512_gcm_r1_open_same_table:
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni512_gcm_r1_open_aes_j0128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni512_gcm_r1_open_aes_j0192
+.Laesgen_gfni512_gcm_r1_open_aes_j0256:
+	vpandq	.Laesgen_gfni512_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rbx)
+	vmovdqa64	%xmm2, 9104(%rbx)
+	vmovdqa64	%xmm2, 9120(%rbx)
+	vmovdqa64	%xmm2, 9136(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 9024(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_open_aes_j0_done
+.Laesgen_gfni512_gcm_r1_open_aes_j0128:
+	vpandq	.Laesgen_gfni512_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rbx)
+	vmovdqa64	%xmm2, 9104(%rbx)
+	vmovdqa64	%xmm2, 9120(%rbx)
+	vmovdqa64	%xmm2, 9136(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 9024(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_open_aes_j0_done
+.Laesgen_gfni512_gcm_r1_open_aes_j0192:
+	vpandq	.Laesgen_gfni512_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rbx)
+	vmovdqa64	%xmm2, 9104(%rbx)
+	vmovdqa64	%xmm2, 9120(%rbx)
+	vmovdqa64	%xmm2, 9136(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 9024(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_open_aes_j0_done
+.Laesgen_gfni512_gcm_r1_open_aes_j0_done:
+	vmovdqa64	%xmm0, 8896(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_have_j0
 .Laesgen_gfni512_gcm_r1_open_long_nonce:
 	movq	$1, 9016(%rbx)
@@ -8106,59 +8779,17 @@ aesgen_gfni512_gcm_r1_open:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8928(%rbx)
 	movq	$0, 9000(%rbx)
-.Laesgen_gfni512_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 8912(%rbx)
 	movq	$-1, 9024(%rbx)
-	cmpq	$0, 9016(%rbx)
-	jne	.Laesgen_gfni512_gcm_r1_open_same_table
-	vmovdqa64	%xmm0, 8976(%rbx)
-	movq	8976(%rbx), %rsi
-	bswapq	%rsi
-	movq	8984(%rbx), %rdx
-	bswapq	%rdx
-	movabsq	$0xff0000000000, %rdi
-	andq	%rdx, %rdi
-	movabsq	$0xff00000000ff0000, %rdx
-	andq	%rsi, %rdx
-	cmpq	9032(%rbx), %rdi
-	jne	.Laesgen_gfni512_gcm_r1_open_restart
-	cmpq	9040(%rbx), %rdx
-	je	.Laesgen_gfni512_gcm_r1_open_same_table
-.Laesgen_gfni512_gcm_r1_open_restart:
-	movq	%rdi, 9032(%rbx)
-	movq	%rdx, 9040(%rbx)
-	movq	$0, 9048(%rbx)
-	movq	$0, 9056(%rbx)
-	movq	$1, 9064(%rbx)
-	jmp	.Laesgen_gfni512_gcm_r1_open_same_table
-.Laesgen_gfni512_gcm_r1_open_same_table:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni512_gcm_r1_open_aes_j0128
+	je	.Laesgen_gfni512_gcm_r1_open_aes128
 	cmpl	$192, %edx
-	je	.Laesgen_gfni512_gcm_r1_open_aes_j0192
-.Laesgen_gfni512_gcm_r1_open_aes_j0256:
-	vpandq	.Laesgen_gfni512_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 9024(%rbx)
+	je	.Laesgen_gfni512_gcm_r1_open_aes192
+.Laesgen_gfni512_gcm_r1_open_aes256:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8269,27 +8900,8 @@ aesgen_gfni512_gcm_r1_open:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_open_aes_j0_done
-.Laesgen_gfni512_gcm_r1_open_aes_j0128:
-	vpandq	.Laesgen_gfni512_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 9024(%rbx)
+	jmp	.Laesgen_gfni512_gcm_r1_open_aes_done
+.Laesgen_gfni512_gcm_r1_open_aes128:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8368,27 +8980,8 @@ aesgen_gfni512_gcm_r1_open:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_open_aes_j0_done
-.Laesgen_gfni512_gcm_r1_open_aes_j0192:
-	vpandq	.Laesgen_gfni512_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_open_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 9024(%rbx)
+	jmp	.Laesgen_gfni512_gcm_r1_open_aes_done
+.Laesgen_gfni512_gcm_r1_open_aes192:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8482,9 +9075,10 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_open_aes_j0_done
-.Laesgen_gfni512_gcm_r1_open_aes_j0_done:
+	jmp	.Laesgen_gfni512_gcm_r1_open_aes_done
+.Laesgen_gfni512_gcm_r1_open_aes_done:
 	vmovdqa64	%xmm0, 8896(%rbx)
+.Laesgen_gfni512_gcm_r1_open_have_j0:
 	vmovdqa64	8928(%rbx), %xmm0
 	movq	8992(%rbx), %rdx
 	addq	%rax, 8992(%rbx)
@@ -10439,6 +11033,7 @@ aesgen_gfni512_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_gfni512_gcm_r1_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_gfni512_gcm_r1_open_done
@@ -10501,32 +11096,9 @@ aesgen_gfni512_gcm_r1_open:
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni512_gcm_r1_open_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_open_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_open_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_open_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_open_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_open_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -10560,6 +11132,29 @@ aesgen_gfni512_gcm_r1_open:
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni512_gcm_r1_open_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_open_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_open_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_open_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_open_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_open_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -10626,6 +11221,382 @@ aesgen_gfni512_gcm_r1_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 9016(%rdi)
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni512_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 8912(%rdi)
+	movq	$-1, 9024(%rdi)
+	vmovdqa64	%xmm0, 8976(%rdi)
+	movq	8976(%rdi), %rcx
+	bswapq	%rcx
+	movq	8984(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	9032(%rdi), %rdx
+	jne	.Laesgen_gfni512_gcm_r1_start_restart
+	cmpq	9040(%rdi), %rax
+	je	.Laesgen_gfni512_gcm_r1_start_same_table
+.Laesgen_gfni512_gcm_r1_start_restart:
+	movq	%rdx, 9032(%rdi)
+	movq	%rax, 9040(%rdi)
+	movq	$0, 9048(%rdi)
+	movq	$0, 9056(%rdi)
+	movq	$1, 9064(%rdi)
+	jmp	.Laesgen_gfni512_gcm_r1_start_same_table
+.Laesgen_gfni512_gcm_r1_start_same_table:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_gfni512_gcm_r1_start_aes_j0128
+	cmpl	$192, %eax
+	je	.Laesgen_gfni512_gcm_r1_start_aes_j0192
+.Laesgen_gfni512_gcm_r1_start_aes_j0256:
+	vpandq	.Laesgen_gfni512_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rdi)
+	vmovdqa64	%xmm2, 9104(%rdi)
+	vmovdqa64	%xmm2, 9120(%rdi)
+	vmovdqa64	%xmm2, 9136(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 9024(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_start_aes_j0_done
+.Laesgen_gfni512_gcm_r1_start_aes_j0128:
+	vpandq	.Laesgen_gfni512_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rdi)
+	vmovdqa64	%xmm2, 9104(%rdi)
+	vmovdqa64	%xmm2, 9120(%rdi)
+	vmovdqa64	%xmm2, 9136(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 9024(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_start_aes_j0_done
+.Laesgen_gfni512_gcm_r1_start_aes_j0192:
+	vpandq	.Laesgen_gfni512_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
+	vpternlogd	$150, %xmm4, %xmm5, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 9088(%rdi)
+	vmovdqa64	%xmm2, 9104(%rdi)
+	vmovdqa64	%xmm2, 9120(%rdi)
+	vmovdqa64	%xmm2, 9136(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 9024(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r1_start_aes_j0_done
+.Laesgen_gfni512_gcm_r1_start_aes_j0_done:
+	vmovdqa64	%xmm0, 8896(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_start_have_j0
 .Laesgen_gfni512_gcm_r1_start_long_nonce:
 	movq	$1, 9016(%rdi)
@@ -12325,59 +13296,17 @@ aesgen_gfni512_gcm_r1_start:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8928(%rdi)
 	movq	$0, 9000(%rdi)
-.Laesgen_gfni512_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 8912(%rdi)
 	movq	$-1, 9024(%rdi)
-	cmpq	$0, 9016(%rdi)
-	jne	.Laesgen_gfni512_gcm_r1_start_same_table
-	vmovdqa64	%xmm0, 8976(%rdi)
-	movq	8976(%rdi), %rcx
-	bswapq	%rcx
-	movq	8984(%rdi), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rdx
-	andq	%rax, %rdx
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rcx, %rax
-	cmpq	9032(%rdi), %rdx
-	jne	.Laesgen_gfni512_gcm_r1_start_restart
-	cmpq	9040(%rdi), %rax
-	je	.Laesgen_gfni512_gcm_r1_start_same_table
-.Laesgen_gfni512_gcm_r1_start_restart:
-	movq	%rdx, 9032(%rdi)
-	movq	%rax, 9040(%rdi)
-	movq	$0, 9048(%rdi)
-	movq	$0, 9056(%rdi)
-	movq	$1, 9064(%rdi)
-	jmp	.Laesgen_gfni512_gcm_r1_start_same_table
-.Laesgen_gfni512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_gfni512_gcm_r1_start_aes_j0128
+	je	.Laesgen_gfni512_gcm_r1_start_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_gfni512_gcm_r1_start_aes_j0192
-.Laesgen_gfni512_gcm_r1_start_aes_j0256:
-	vpandq	.Laesgen_gfni512_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 9024(%rdi)
+	je	.Laesgen_gfni512_gcm_r1_start_aes192
+.Laesgen_gfni512_gcm_r1_start_aes256:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12488,27 +13417,8 @@ aesgen_gfni512_gcm_r1_start:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_start_aes_j0_done
-.Laesgen_gfni512_gcm_r1_start_aes_j0128:
-	vpandq	.Laesgen_gfni512_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 9024(%rdi)
+	jmp	.Laesgen_gfni512_gcm_r1_start_aes_done
+.Laesgen_gfni512_gcm_r1_start_aes128:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12587,27 +13497,8 @@ aesgen_gfni512_gcm_r1_start:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_start_aes_j0_done
-.Laesgen_gfni512_gcm_r1_start_aes_j0192:
-	vpandq	.Laesgen_gfni512_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm2, %xmm4
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_start_gfni_two128(%rip), %xmm4, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
-	vpternlogd	$150, %xmm4, %xmm5, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 9024(%rdi)
+	jmp	.Laesgen_gfni512_gcm_r1_start_aes_done
+.Laesgen_gfni512_gcm_r1_start_aes192:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12701,9 +13592,10 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	192(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r1_start_aes_j0_done
-.Laesgen_gfni512_gcm_r1_start_aes_j0_done:
+	jmp	.Laesgen_gfni512_gcm_r1_start_aes_done
+.Laesgen_gfni512_gcm_r1_start_aes_done:
 	vmovdqa64	%xmm0, 8896(%rdi)
+.Laesgen_gfni512_gcm_r1_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -12716,32 +13608,9 @@ aesgen_gfni512_gcm_r1_start:
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_start_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
-	.p2align	3
-.Laesgen_gfni512_gcm_r1_start_slots1:
-	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_start_slice_permute:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_start_slot0_0:
-	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_start_slot0_1:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_start_slot0_2:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
-	.p2align	5
-.Laesgen_gfni512_gcm_r1_start_slot0_3:
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
-	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -12775,6 +13644,29 @@ aesgen_gfni512_gcm_r1_start:
 	.p2align	4
 .Laesgen_gfni512_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	3
+.Laesgen_gfni512_gcm_r1_start_slots1:
+	.byte	0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_start_slice_permute:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_start_slot0_0:
+	.byte	0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_start_slot0_1:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_start_slot0_2:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80, 0x80, 0x80
+	.p2align	5
+.Laesgen_gfni512_gcm_r1_start_slot0_3:
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08, 0x80, 0x80
+	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x08
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -16092,6 +16984,7 @@ aesgen_gfni512_gcm_r1_finish_open:
 	orq	%r8, %rcx
 .Laesgen_gfni512_gcm_r1_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

@@ -5147,6 +5147,7 @@ aesgen_aesni_otr_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_otr_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_open_opened
 .Laesgen_aesni_otr_open_message128:
@@ -6510,6 +6511,7 @@ aesgen_aesni_otr_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_otr_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_open_opened
 .Laesgen_aesni_otr_open_opened:

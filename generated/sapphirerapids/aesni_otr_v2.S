@@ -5135,6 +5135,7 @@ aesgen_aesni_otr_v2_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_otr_v2_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_v2_open_opened
 .Laesgen_aesni_otr_v2_open_message128:
@@ -6494,6 +6495,7 @@ aesgen_aesni_otr_v2_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_otr_v2_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_v2_open_opened
 .Laesgen_aesni_otr_v2_open_opened:

@@ -1906,6 +1906,100 @@ aesgen_vaes256_gcm_none_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rbx)
+	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_vaes256_gcm_none_seal_aes128_2
+	cmpl	$192, %edx
+	je	.Laesgen_vaes256_gcm_none_seal_aes192_2
+.Laesgen_vaes256_gcm_none_seal_aes256_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
+.Laesgen_vaes256_gcm_none_seal_aes128_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
+.Laesgen_vaes256_gcm_none_seal_aes192_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
+.Laesgen_vaes256_gcm_none_seal_aes_done_2:
+	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_vaes256_gcm_none_seal_have_j0
 .Laesgen_vaes256_gcm_none_seal_long_nonce:
 	movq	$1, 632(%rbx)
@@ -2180,16 +2274,16 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_vaes256_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_vaes256_gcm_none_seal_aes128_2
+	je	.Laesgen_vaes256_gcm_none_seal_aes128_3
 	cmpl	$192, %edx
-	je	.Laesgen_vaes256_gcm_none_seal_aes192_2
-.Laesgen_vaes256_gcm_none_seal_aes256_2:
+	je	.Laesgen_vaes256_gcm_none_seal_aes192_3
+.Laesgen_vaes256_gcm_none_seal_aes256_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2220,8 +2314,8 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
-.Laesgen_vaes256_gcm_none_seal_aes128_2:
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_3
+.Laesgen_vaes256_gcm_none_seal_aes128_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2244,8 +2338,8 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
-.Laesgen_vaes256_gcm_none_seal_aes192_2:
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_3
+.Laesgen_vaes256_gcm_none_seal_aes192_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2272,9 +2366,10 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
-.Laesgen_vaes256_gcm_none_seal_aes_done_2:
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_3
+.Laesgen_vaes256_gcm_none_seal_aes_done_3:
 	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_vaes256_gcm_none_seal_have_j0:
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
 	addq	%rax, 608(%rbx)
@@ -3291,6 +3386,7 @@ aesgen_vaes256_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_gcm_none_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_gcm_none_open_done
@@ -3539,6 +3635,100 @@ aesgen_vaes256_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rbx)
+	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes256_gcm_none_open_aes128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes256_gcm_none_open_aes192_2
+.Laesgen_vaes256_gcm_none_open_aes256_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
+.Laesgen_vaes256_gcm_none_open_aes128_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
+.Laesgen_vaes256_gcm_none_open_aes192_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
+.Laesgen_vaes256_gcm_none_open_aes_done_2:
+	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_vaes256_gcm_none_open_have_j0
 .Laesgen_vaes256_gcm_none_open_long_nonce:
 	movq	$1, 632(%rbx)
@@ -3813,16 +4003,16 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_vaes256_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_none_open_aes128_2
+	je	.Laesgen_vaes256_gcm_none_open_aes128_3
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_none_open_aes192_2
-.Laesgen_vaes256_gcm_none_open_aes256_2:
+	je	.Laesgen_vaes256_gcm_none_open_aes192_3
+.Laesgen_vaes256_gcm_none_open_aes256_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3853,8 +4043,8 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
-.Laesgen_vaes256_gcm_none_open_aes128_2:
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_3
+.Laesgen_vaes256_gcm_none_open_aes128_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3877,8 +4067,8 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
-.Laesgen_vaes256_gcm_none_open_aes192_2:
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_3
+.Laesgen_vaes256_gcm_none_open_aes192_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3905,9 +4095,10 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
-.Laesgen_vaes256_gcm_none_open_aes_done_2:
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_3
+.Laesgen_vaes256_gcm_none_open_aes_done_3:
 	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_vaes256_gcm_none_open_have_j0:
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
 	addq	%rdi, 608(%rbx)
@@ -4266,6 +4457,7 @@ aesgen_vaes256_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_gcm_none_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_gcm_none_open_done
@@ -4413,6 +4605,100 @@ aesgen_vaes256_gcm_none_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rdi)
+	vpshufb	.Laesgen_vaes256_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_start_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes256_gcm_none_start_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes256_gcm_none_start_aes192
+.Laesgen_vaes256_gcm_none_start_aes256:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_start_aes_done
+.Laesgen_vaes256_gcm_none_start_aes128:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_start_aes_done
+.Laesgen_vaes256_gcm_none_start_aes192:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_start_aes_done
+.Laesgen_vaes256_gcm_none_start_aes_done:
+	vmovdqa	%xmm0, 512(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_start_have_j0
 .Laesgen_vaes256_gcm_none_start_long_nonce:
 	movq	$1, 632(%rdi)
@@ -4687,16 +4973,16 @@ aesgen_vaes256_gcm_none_start:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rdi)
 	movq	$0, 616(%rdi)
-.Laesgen_vaes256_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_none_start_aes128
+	je	.Laesgen_vaes256_gcm_none_start_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_none_start_aes192
-.Laesgen_vaes256_gcm_none_start_aes256:
+	je	.Laesgen_vaes256_gcm_none_start_aes192_2
+.Laesgen_vaes256_gcm_none_start_aes256_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4727,8 +5013,8 @@ aesgen_vaes256_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_start_aes_done
-.Laesgen_vaes256_gcm_none_start_aes128:
+	jmp	.Laesgen_vaes256_gcm_none_start_aes_done_2
+.Laesgen_vaes256_gcm_none_start_aes128_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4751,8 +5037,8 @@ aesgen_vaes256_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_start_aes_done
-.Laesgen_vaes256_gcm_none_start_aes192:
+	jmp	.Laesgen_vaes256_gcm_none_start_aes_done_2
+.Laesgen_vaes256_gcm_none_start_aes192_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4779,9 +5065,10 @@ aesgen_vaes256_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_start_aes_done
-.Laesgen_vaes256_gcm_none_start_aes_done:
+	jmp	.Laesgen_vaes256_gcm_none_start_aes_done_2
+.Laesgen_vaes256_gcm_none_start_aes_done_2:
 	vmovdqa	%xmm0, 512(%rdi)
+.Laesgen_vaes256_gcm_none_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4798,11 +5085,11 @@ aesgen_vaes256_gcm_none_start:
 .Laesgen_vaes256_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes256_gcm_none_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_vaes256_gcm_none_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -5399,6 +5686,7 @@ aesgen_vaes256_gcm_none_finish_open:
 	orq	%r8, %rcx
 .Laesgen_vaes256_gcm_none_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

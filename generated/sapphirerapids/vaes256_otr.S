@@ -5641,6 +5641,7 @@ aesgen_vaes256_otr_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_otr_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_open_opened
 .Laesgen_vaes256_otr_open_message128:
@@ -7174,6 +7175,7 @@ aesgen_vaes256_otr_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_otr_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_open_opened
 .Laesgen_vaes256_otr_open_opened:

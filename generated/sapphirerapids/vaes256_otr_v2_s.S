@@ -4967,6 +4967,7 @@ aesgen_vaes256_otr_v2_s_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_otr_v2_s_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_v2_s_open_opened
 .Laesgen_vaes256_otr_v2_s_open_message128:
@@ -6294,6 +6295,7 @@ aesgen_vaes256_otr_v2_s_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_otr_v2_s_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_v2_s_open_opened
 .Laesgen_vaes256_otr_v2_s_open_opened:

@@ -2564,6 +2564,100 @@ aesgen_vaes512_gcm_none_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 1656(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_none_seal_aes128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_none_seal_aes192_2
+.Laesgen_vaes512_gcm_none_seal_aes256_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
+.Laesgen_vaes512_gcm_none_seal_aes128_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
+.Laesgen_vaes512_gcm_none_seal_aes192_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
+.Laesgen_vaes512_gcm_none_seal_aes_done_2:
+	vmovdqa64	%xmm0, 1536(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
 	movq	$1, 1656(%rbx)
@@ -2838,16 +2932,16 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1568(%rbx)
 	movq	$0, 1640(%rbx)
-.Laesgen_vaes512_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 1552(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_none_seal_aes128_2
+	je	.Laesgen_vaes512_gcm_none_seal_aes128_3
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_none_seal_aes192_2
-.Laesgen_vaes512_gcm_none_seal_aes256_2:
+	je	.Laesgen_vaes512_gcm_none_seal_aes192_3
+.Laesgen_vaes512_gcm_none_seal_aes256_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2878,8 +2972,8 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
-.Laesgen_vaes512_gcm_none_seal_aes128_2:
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_3
+.Laesgen_vaes512_gcm_none_seal_aes128_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2902,8 +2996,8 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
-.Laesgen_vaes512_gcm_none_seal_aes192_2:
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_3
+.Laesgen_vaes512_gcm_none_seal_aes192_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2930,9 +3024,10 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
-.Laesgen_vaes512_gcm_none_seal_aes_done_2:
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_3
+.Laesgen_vaes512_gcm_none_seal_aes_done_3:
 	vmovdqa64	%xmm0, 1536(%rbx)
+.Laesgen_vaes512_gcm_none_seal_have_j0:
 	vmovdqa64	1568(%rbx), %xmm0
 	movq	1632(%rbx), %rax
 	addq	%r8, 1632(%rbx)
@@ -3730,6 +3825,7 @@ aesgen_vaes512_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_gcm_none_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_none_open_done
@@ -3940,6 +4036,100 @@ aesgen_vaes512_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 1656(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_none_open_aes128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_none_open_aes192_2
+.Laesgen_vaes512_gcm_none_open_aes256_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
+.Laesgen_vaes512_gcm_none_open_aes128_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
+.Laesgen_vaes512_gcm_none_open_aes192_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
+.Laesgen_vaes512_gcm_none_open_aes_done_2:
+	vmovdqa64	%xmm0, 1536(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_open_have_j0
 .Laesgen_vaes512_gcm_none_open_long_nonce:
 	movq	$1, 1656(%rbx)
@@ -4214,16 +4404,16 @@ aesgen_vaes512_gcm_none_open:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1568(%rbx)
 	movq	$0, 1640(%rbx)
-.Laesgen_vaes512_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 1552(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_none_open_aes128_2
+	je	.Laesgen_vaes512_gcm_none_open_aes128_3
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_none_open_aes192_2
-.Laesgen_vaes512_gcm_none_open_aes256_2:
+	je	.Laesgen_vaes512_gcm_none_open_aes192_3
+.Laesgen_vaes512_gcm_none_open_aes256_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4254,8 +4444,8 @@ aesgen_vaes512_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
-.Laesgen_vaes512_gcm_none_open_aes128_2:
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_3
+.Laesgen_vaes512_gcm_none_open_aes128_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4278,8 +4468,8 @@ aesgen_vaes512_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
-.Laesgen_vaes512_gcm_none_open_aes192_2:
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_3
+.Laesgen_vaes512_gcm_none_open_aes192_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4306,9 +4496,10 @@ aesgen_vaes512_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
-.Laesgen_vaes512_gcm_none_open_aes_done_2:
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_3
+.Laesgen_vaes512_gcm_none_open_aes_done_3:
 	vmovdqa64	%xmm0, 1536(%rbx)
+.Laesgen_vaes512_gcm_none_open_have_j0:
 	vmovdqa64	1568(%rbx), %xmm0
 	movq	1632(%rbx), %rax
 	addq	%r8, 1632(%rbx)
@@ -4589,6 +4780,7 @@ aesgen_vaes512_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_gcm_none_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_none_open_done
@@ -4729,6 +4921,100 @@ aesgen_vaes512_gcm_none_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 1656(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_start_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_none_start_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_none_start_aes192
+.Laesgen_vaes512_gcm_none_start_aes256:
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
+.Laesgen_vaes512_gcm_none_start_aes128:
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
+.Laesgen_vaes512_gcm_none_start_aes192:
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
+.Laesgen_vaes512_gcm_none_start_aes_done:
+	vmovdqa64	%xmm0, 1536(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_start_have_j0
 .Laesgen_vaes512_gcm_none_start_long_nonce:
 	movq	$1, 1656(%rdi)
@@ -5003,16 +5289,16 @@ aesgen_vaes512_gcm_none_start:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1568(%rdi)
 	movq	$0, 1640(%rdi)
-.Laesgen_vaes512_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 1552(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_none_start_aes128
+	je	.Laesgen_vaes512_gcm_none_start_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_none_start_aes192
-.Laesgen_vaes512_gcm_none_start_aes256:
+	je	.Laesgen_vaes512_gcm_none_start_aes192_2
+.Laesgen_vaes512_gcm_none_start_aes256_2:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5043,8 +5329,8 @@ aesgen_vaes512_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
-.Laesgen_vaes512_gcm_none_start_aes128:
+	jmp	.Laesgen_vaes512_gcm_none_start_aes_done_2
+.Laesgen_vaes512_gcm_none_start_aes128_2:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5067,8 +5353,8 @@ aesgen_vaes512_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
-.Laesgen_vaes512_gcm_none_start_aes192:
+	jmp	.Laesgen_vaes512_gcm_none_start_aes_done_2
+.Laesgen_vaes512_gcm_none_start_aes192_2:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5095,9 +5381,10 @@ aesgen_vaes512_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_start_aes_done
-.Laesgen_vaes512_gcm_none_start_aes_done:
+	jmp	.Laesgen_vaes512_gcm_none_start_aes_done_2
+.Laesgen_vaes512_gcm_none_start_aes_done_2:
 	vmovdqa64	%xmm0, 1536(%rdi)
+.Laesgen_vaes512_gcm_none_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5114,11 +5401,11 @@ aesgen_vaes512_gcm_none_start:
 .Laesgen_vaes512_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes512_gcm_none_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_vaes512_gcm_none_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_vaes512_gcm_none_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -5679,6 +5966,7 @@ aesgen_vaes512_gcm_none_finish_open:
 	orq	%r8, %rcx
 .Laesgen_vaes512_gcm_none_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

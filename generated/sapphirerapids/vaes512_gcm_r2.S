@@ -2428,8 +2428,6 @@ aesgen_vaes512_gcm_r2_seal:
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
 	movq	$-1, 1664(%rbx)
-	cmpq	$0, 1656(%rbx)
-	jne	.Laesgen_vaes512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -2634,6 +2632,167 @@ aesgen_vaes512_gcm_r2_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 1656(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rbx)
+	movq	$-1, 1664(%rbx)
+	vmovdqa64	%xmm0, 1616(%rbx)
+	movq	1616(%rbx), %rdx
+	bswapq	%rdx
+	movq	1624(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	1672(%rbx), %rsi
+	jne	.Laesgen_vaes512_gcm_r2_seal_restart_2
+	cmpq	1680(%rbx), %rax
+	je	.Laesgen_vaes512_gcm_r2_seal_same_table_2
+.Laesgen_vaes512_gcm_r2_seal_restart_2:
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
+	movq	$0, 1688(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table_2
+.Laesgen_vaes512_gcm_r2_seal_same_table_2:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0192_2
+.Laesgen_vaes512_gcm_r2_seal_aes_j0256_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rbx)
+	vmovdqa64	%xmm2, 1744(%rbx)
+	vmovdqa64	%xmm2, 1760(%rbx)
+	vmovdqa64	%xmm2, 1776(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes_j0128_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rbx)
+	vmovdqa64	%xmm2, 1744(%rbx)
+	vmovdqa64	%xmm2, 1760(%rbx)
+	vmovdqa64	%xmm2, 1776(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes_j0192_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rbx)
+	vmovdqa64	%xmm2, 1744(%rbx)
+	vmovdqa64	%xmm2, 1760(%rbx)
+	vmovdqa64	%xmm2, 1776(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2:
+	vmovdqa64	%xmm0, 1536(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_have_j0
 .Laesgen_vaes512_gcm_r2_seal_long_nonce:
 	movq	$1, 1656(%rbx)
@@ -2908,55 +3067,17 @@ aesgen_vaes512_gcm_r2_seal:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1568(%rbx)
 	movq	$0, 1640(%rbx)
-.Laesgen_vaes512_gcm_r2_seal_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 1552(%rbx)
 	movq	$-1, 1664(%rbx)
-	cmpq	$0, 1656(%rbx)
-	jne	.Laesgen_vaes512_gcm_r2_seal_same_table_2
-	vmovdqa64	%xmm0, 1616(%rbx)
-	movq	1616(%rbx), %rdx
-	bswapq	%rdx
-	movq	1624(%rbx), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	1672(%rbx), %rsi
-	jne	.Laesgen_vaes512_gcm_r2_seal_restart_2
-	cmpq	1680(%rbx), %rax
-	je	.Laesgen_vaes512_gcm_r2_seal_same_table_2
-.Laesgen_vaes512_gcm_r2_seal_restart_2:
-	movq	%rsi, 1672(%rbx)
-	movq	%rax, 1680(%rbx)
-	movq	$0, 1688(%rbx)
-	movq	$0, 1696(%rbx)
-	movq	$1, 1704(%rbx)
-	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table_2
-.Laesgen_vaes512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0128_2
+	je	.Laesgen_vaes512_gcm_r2_seal_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0192_2
-.Laesgen_vaes512_gcm_r2_seal_aes_j0256_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rbx)
+	je	.Laesgen_vaes512_gcm_r2_seal_aes192
+.Laesgen_vaes512_gcm_r2_seal_aes256:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2987,23 +3108,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes_j0128_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes128:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3026,23 +3132,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes_j0192_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes192:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3069,9 +3160,10 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes_done:
 	vmovdqa64	%xmm0, 1536(%rbx)
+.Laesgen_vaes512_gcm_r2_seal_have_j0:
 	vmovdqa64	1568(%rbx), %xmm0
 	movq	1632(%rbx), %rax
 	addq	%r8, 1632(%rbx)
@@ -3872,6 +3964,7 @@ aesgen_vaes512_gcm_r2_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_gcm_r2_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_r2_open_done
@@ -3945,8 +4038,6 @@ aesgen_vaes512_gcm_r2_open:
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
 	movq	$-1, 1664(%rbx)
-	cmpq	$0, 1656(%rbx)
-	jne	.Laesgen_vaes512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -4151,6 +4242,167 @@ aesgen_vaes512_gcm_r2_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 1656(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rbx)
+	movq	$-1, 1664(%rbx)
+	vmovdqa64	%xmm0, 1616(%rbx)
+	movq	1616(%rbx), %rdx
+	bswapq	%rdx
+	movq	1624(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	1672(%rbx), %rsi
+	jne	.Laesgen_vaes512_gcm_r2_open_restart_2
+	cmpq	1680(%rbx), %rax
+	je	.Laesgen_vaes512_gcm_r2_open_same_table_2
+.Laesgen_vaes512_gcm_r2_open_restart_2:
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
+	movq	$0, 1688(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_open_same_table_2
+.Laesgen_vaes512_gcm_r2_open_same_table_2:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_open_aes_j0128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_open_aes_j0192_2
+.Laesgen_vaes512_gcm_r2_open_aes_j0256_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rbx)
+	vmovdqa64	%xmm2, 1744(%rbx)
+	vmovdqa64	%xmm2, 1760(%rbx)
+	vmovdqa64	%xmm2, 1776(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_open_aes_j0128_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rbx)
+	vmovdqa64	%xmm2, 1744(%rbx)
+	vmovdqa64	%xmm2, 1760(%rbx)
+	vmovdqa64	%xmm2, 1776(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_open_aes_j0192_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rbx)
+	vmovdqa64	%xmm2, 1744(%rbx)
+	vmovdqa64	%xmm2, 1760(%rbx)
+	vmovdqa64	%xmm2, 1776(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2:
+	vmovdqa64	%xmm0, 1536(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_have_j0
 .Laesgen_vaes512_gcm_r2_open_long_nonce:
 	movq	$1, 1656(%rbx)
@@ -4425,55 +4677,17 @@ aesgen_vaes512_gcm_r2_open:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1568(%rbx)
 	movq	$0, 1640(%rbx)
-.Laesgen_vaes512_gcm_r2_open_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 1552(%rbx)
 	movq	$-1, 1664(%rbx)
-	cmpq	$0, 1656(%rbx)
-	jne	.Laesgen_vaes512_gcm_r2_open_same_table_2
-	vmovdqa64	%xmm0, 1616(%rbx)
-	movq	1616(%rbx), %rdx
-	bswapq	%rdx
-	movq	1624(%rbx), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	1672(%rbx), %rsi
-	jne	.Laesgen_vaes512_gcm_r2_open_restart_2
-	cmpq	1680(%rbx), %rax
-	je	.Laesgen_vaes512_gcm_r2_open_same_table_2
-.Laesgen_vaes512_gcm_r2_open_restart_2:
-	movq	%rsi, 1672(%rbx)
-	movq	%rax, 1680(%rbx)
-	movq	$0, 1688(%rbx)
-	movq	$0, 1696(%rbx)
-	movq	$1, 1704(%rbx)
-	jmp	.Laesgen_vaes512_gcm_r2_open_same_table_2
-.Laesgen_vaes512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r2_open_aes_j0128_2
+	je	.Laesgen_vaes512_gcm_r2_open_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r2_open_aes_j0192_2
-.Laesgen_vaes512_gcm_r2_open_aes_j0256_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rbx)
+	je	.Laesgen_vaes512_gcm_r2_open_aes192
+.Laesgen_vaes512_gcm_r2_open_aes256:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4504,23 +4718,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_open_aes_j0128_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_done
+.Laesgen_vaes512_gcm_r2_open_aes128:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4543,23 +4742,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_open_aes_j0192_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_done
+.Laesgen_vaes512_gcm_r2_open_aes192:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4586,9 +4770,10 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2:
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_done
+.Laesgen_vaes512_gcm_r2_open_aes_done:
 	vmovdqa64	%xmm0, 1536(%rbx)
+.Laesgen_vaes512_gcm_r2_open_have_j0:
 	vmovdqa64	1568(%rbx), %xmm0
 	movq	1632(%rbx), %rax
 	addq	%r8, 1632(%rbx)
@@ -4869,6 +5054,7 @@ aesgen_vaes512_gcm_r2_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_gcm_r2_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_r2_open_done
@@ -5012,6 +5198,167 @@ aesgen_vaes512_gcm_r2_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 1656(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_start_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rdi)
+	movq	$-1, 1664(%rdi)
+	vmovdqa64	%xmm0, 1616(%rdi)
+	movq	1616(%rdi), %rcx
+	bswapq	%rcx
+	movq	1624(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	1672(%rdi), %rdx
+	jne	.Laesgen_vaes512_gcm_r2_start_restart
+	cmpq	1680(%rdi), %rax
+	je	.Laesgen_vaes512_gcm_r2_start_same_table
+.Laesgen_vaes512_gcm_r2_start_restart:
+	movq	%rdx, 1672(%rdi)
+	movq	%rax, 1680(%rdi)
+	movq	$0, 1688(%rdi)
+	movq	$0, 1696(%rdi)
+	movq	$1, 1704(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_start_same_table
+.Laesgen_vaes512_gcm_r2_start_same_table:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_start_aes_j0128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_start_aes_j0192
+.Laesgen_vaes512_gcm_r2_start_aes_j0256:
+	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
+.Laesgen_vaes512_gcm_r2_start_aes_j0128:
+	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
+.Laesgen_vaes512_gcm_r2_start_aes_j0192:
+	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 1728(%rdi)
+	vmovdqa64	%xmm2, 1744(%rdi)
+	vmovdqa64	%xmm2, 1760(%rdi)
+	vmovdqa64	%xmm2, 1776(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 1664(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
+.Laesgen_vaes512_gcm_r2_start_aes_j0_done:
+	vmovdqa64	%xmm0, 1536(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_start_have_j0
 .Laesgen_vaes512_gcm_r2_start_long_nonce:
 	movq	$1, 1656(%rdi)
@@ -5286,55 +5633,17 @@ aesgen_vaes512_gcm_r2_start:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1568(%rdi)
 	movq	$0, 1640(%rdi)
-.Laesgen_vaes512_gcm_r2_start_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 1552(%rdi)
 	movq	$-1, 1664(%rdi)
-	cmpq	$0, 1656(%rdi)
-	jne	.Laesgen_vaes512_gcm_r2_start_same_table
-	vmovdqa64	%xmm0, 1616(%rdi)
-	movq	1616(%rdi), %rcx
-	bswapq	%rcx
-	movq	1624(%rdi), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rdx
-	andq	%rax, %rdx
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rcx, %rax
-	cmpq	1672(%rdi), %rdx
-	jne	.Laesgen_vaes512_gcm_r2_start_restart
-	cmpq	1680(%rdi), %rax
-	je	.Laesgen_vaes512_gcm_r2_start_same_table
-.Laesgen_vaes512_gcm_r2_start_restart:
-	movq	%rdx, 1672(%rdi)
-	movq	%rax, 1680(%rdi)
-	movq	$0, 1688(%rdi)
-	movq	$0, 1696(%rdi)
-	movq	$1, 1704(%rdi)
-	jmp	.Laesgen_vaes512_gcm_r2_start_same_table
-.Laesgen_vaes512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r2_start_aes_j0128
+	je	.Laesgen_vaes512_gcm_r2_start_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r2_start_aes_j0192
-.Laesgen_vaes512_gcm_r2_start_aes_j0256:
-	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rdi)
+	je	.Laesgen_vaes512_gcm_r2_start_aes192
+.Laesgen_vaes512_gcm_r2_start_aes256:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5365,23 +5674,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
-.Laesgen_vaes512_gcm_r2_start_aes_j0128:
-	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_done
+.Laesgen_vaes512_gcm_r2_start_aes128:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5404,23 +5698,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
-.Laesgen_vaes512_gcm_r2_start_aes_j0192:
-	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 1664(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_done
+.Laesgen_vaes512_gcm_r2_start_aes192:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5447,9 +5726,10 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
-.Laesgen_vaes512_gcm_r2_start_aes_j0_done:
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_done
+.Laesgen_vaes512_gcm_r2_start_aes_done:
 	vmovdqa64	%xmm0, 1536(%rdi)
+.Laesgen_vaes512_gcm_r2_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5466,14 +5746,14 @@ aesgen_vaes512_gcm_r2_start:
 .Laesgen_vaes512_gcm_r2_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes512_gcm_r2_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_vaes512_gcm_r2_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r2_start_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.p2align	4
+.Laesgen_vaes512_gcm_r2_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -6034,6 +6314,7 @@ aesgen_vaes512_gcm_r2_finish_open:
 	orq	%r8, %rcx
 .Laesgen_vaes512_gcm_r2_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

@@ -1893,6 +1893,101 @@ aesgen_aesni_gcm_none_seal:
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_none_seal_short_counter1(%rip), %xmm0
 	movq	$0, 632(%rbx)
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_aesni_gcm_none_seal_aes128_2
+	cmpl	$192, %edx
+	je	.Laesgen_aesni_gcm_none_seal_aes192_2
+.Laesgen_aesni_gcm_none_seal_aes256_2:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
+.Laesgen_aesni_gcm_none_seal_aes128_2:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
+.Laesgen_aesni_gcm_none_seal_aes192_2:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
+.Laesgen_aesni_gcm_none_seal_aes_done_2:
+	movdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	$1, 632(%rbx)
@@ -2212,17 +2307,17 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_aesni_gcm_none_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	movdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_none_seal_aes128_2
+	je	.Laesgen_aesni_gcm_none_seal_aes128_3
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_none_seal_aes192_2
-.Laesgen_aesni_gcm_none_seal_aes256_2:
+	je	.Laesgen_aesni_gcm_none_seal_aes192_3
+.Laesgen_aesni_gcm_none_seal_aes256_3:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2253,8 +2348,8 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
-.Laesgen_aesni_gcm_none_seal_aes128_2:
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_3
+.Laesgen_aesni_gcm_none_seal_aes128_3:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2277,8 +2372,8 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
-.Laesgen_aesni_gcm_none_seal_aes192_2:
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_3
+.Laesgen_aesni_gcm_none_seal_aes192_3:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2305,9 +2400,10 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
-.Laesgen_aesni_gcm_none_seal_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_3
+.Laesgen_aesni_gcm_none_seal_aes_done_3:
 	movdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_none_seal_have_j0:
 	movdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
 	addq	%rax, 608(%rbx)
@@ -3417,6 +3513,7 @@ aesgen_aesni_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_none_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_open_done
@@ -3674,6 +3771,101 @@ aesgen_aesni_gcm_none_open:
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_none_open_short_counter1(%rip), %xmm0
 	movq	$0, 632(%rbx)
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_none_open_aes128_2
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_none_open_aes192_2
+.Laesgen_aesni_gcm_none_open_aes256_2:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
+.Laesgen_aesni_gcm_none_open_aes128_2:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
+.Laesgen_aesni_gcm_none_open_aes192_2:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
+.Laesgen_aesni_gcm_none_open_aes_done_2:
+	movdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	$1, 632(%rbx)
@@ -3993,17 +4185,17 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_aesni_gcm_none_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	movdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_none_open_aes128_2
+	je	.Laesgen_aesni_gcm_none_open_aes128_3
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_none_open_aes192_2
-.Laesgen_aesni_gcm_none_open_aes256_2:
+	je	.Laesgen_aesni_gcm_none_open_aes192_3
+.Laesgen_aesni_gcm_none_open_aes256_3:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4034,8 +4226,8 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
-.Laesgen_aesni_gcm_none_open_aes128_2:
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_3
+.Laesgen_aesni_gcm_none_open_aes128_3:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4058,8 +4250,8 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
-.Laesgen_aesni_gcm_none_open_aes192_2:
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_3
+.Laesgen_aesni_gcm_none_open_aes192_3:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4086,9 +4278,10 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
-.Laesgen_aesni_gcm_none_open_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_3
+.Laesgen_aesni_gcm_none_open_aes_done_3:
 	movdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_none_open_have_j0:
 	movdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
 	addq	%rdi, 608(%rbx)
@@ -4498,6 +4691,7 @@ aesgen_aesni_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_none_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_open_done
@@ -4672,6 +4866,101 @@ aesgen_aesni_gcm_none_start:
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_none_start_short_counter1(%rip), %xmm0
 	movq	$0, 632(%rdi)
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_none_start_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_none_start_aes192
+.Laesgen_aesni_gcm_none_start_aes256:
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done
+.Laesgen_aesni_gcm_none_start_aes128:
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done
+.Laesgen_aesni_gcm_none_start_aes192:
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done
+.Laesgen_aesni_gcm_none_start_aes_done:
+	movdqa	%xmm0, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	$1, 632(%rdi)
@@ -4991,17 +5280,17 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm1, 544(%rdi)
 	movq	$0, 616(%rdi)
-.Laesgen_aesni_gcm_none_start_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	movdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_none_start_aes128
+	je	.Laesgen_aesni_gcm_none_start_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_none_start_aes192
-.Laesgen_aesni_gcm_none_start_aes256:
+	je	.Laesgen_aesni_gcm_none_start_aes192_2
+.Laesgen_aesni_gcm_none_start_aes256_2:
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5032,8 +5321,8 @@ aesgen_aesni_gcm_none_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_start_aes_done
-.Laesgen_aesni_gcm_none_start_aes128:
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done_2
+.Laesgen_aesni_gcm_none_start_aes128_2:
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5056,8 +5345,8 @@ aesgen_aesni_gcm_none_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_start_aes_done
-.Laesgen_aesni_gcm_none_start_aes192:
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done_2
+.Laesgen_aesni_gcm_none_start_aes192_2:
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5084,9 +5373,10 @@ aesgen_aesni_gcm_none_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_start_aes_done
-.Laesgen_aesni_gcm_none_start_aes_done:
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done_2
+.Laesgen_aesni_gcm_none_start_aes_done_2:
 	movdqa	%xmm0, 512(%rdi)
+.Laesgen_aesni_gcm_none_start_have_j0:
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -5113,11 +5403,11 @@ aesgen_aesni_gcm_none_start:
 .Laesgen_aesni_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_none_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_aesni_gcm_none_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -5802,6 +6092,7 @@ aesgen_aesni_gcm_none_finish_open:
 	orq	%r8, %rcx
 .Laesgen_aesni_gcm_none_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1

@@ -1757,8 +1757,6 @@ aesgen_aesni_gcm_r1_seal:
 	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_aesni_gcm_r1_seal_same_table
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -1951,6 +1949,156 @@ aesgen_aesni_gcm_r1_seal:
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm0
 	movq	$0, 632(%rbx)
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rbx)
+	movq	$-1, 640(%rbx)
+	movdqa	%xmm0, 592(%rbx)
+	movq	592(%rbx), %rsi
+	bswapq	%rsi
+	movq	600(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	648(%rbx), %rdi
+	jne	.Laesgen_aesni_gcm_r1_seal_restart_2
+	cmpq	656(%rbx), %rdx
+	je	.Laesgen_aesni_gcm_r1_seal_same_table_2
+.Laesgen_aesni_gcm_r1_seal_restart_2:
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
+	movq	$0, 664(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_same_table_2
+.Laesgen_aesni_gcm_r1_seal_same_table_2:
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_aesni_gcm_r1_seal_aes_j0128_2
+	cmpl	$192, %edx
+	je	.Laesgen_aesni_gcm_r1_seal_aes_j0192_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0256_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 640(%rbx)
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0128_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 640(%rbx)
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0192_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 640(%rbx)
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2:
+	movdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
 	movq	$1, 632(%rbx)
@@ -2270,52 +2418,18 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_aesni_gcm_r1_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	movdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_aesni_gcm_r1_seal_same_table_2
-	movdqa	%xmm0, 592(%rbx)
-	movq	592(%rbx), %rsi
-	bswapq	%rsi
-	movq	600(%rbx), %rdx
-	bswapq	%rdx
-	movabsq	$0xff0000000000, %rdi
-	andq	%rdx, %rdi
-	movabsq	$0xff00000000ff0000, %rdx
-	andq	%rsi, %rdx
-	cmpq	648(%rbx), %rdi
-	jne	.Laesgen_aesni_gcm_r1_seal_restart_2
-	cmpq	656(%rbx), %rdx
-	je	.Laesgen_aesni_gcm_r1_seal_same_table_2
-.Laesgen_aesni_gcm_r1_seal_restart_2:
-	movq	%rdi, 648(%rbx)
-	movq	%rdx, 656(%rbx)
-	movq	$0, 664(%rbx)
-	movq	$0, 672(%rbx)
-	movq	$1, 680(%rbx)
-	jmp	.Laesgen_aesni_gcm_r1_seal_same_table_2
-.Laesgen_aesni_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes_j0128_2
+	je	.Laesgen_aesni_gcm_r1_seal_aes128
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes_j0192_2
-.Laesgen_aesni_gcm_r1_seal_aes_j0256_2:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2
-	movdqa	(%rbx), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rbx), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rbx)
-	movd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 640(%rbx)
+	je	.Laesgen_aesni_gcm_r1_seal_aes192
+.Laesgen_aesni_gcm_r1_seal_aes256:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2346,19 +2460,8 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_seal_aes_j0128_2:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2
-	movdqa	(%rbx), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rbx), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rbx)
-	movd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 640(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes128:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2381,19 +2484,8 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_seal_aes_j0192_2:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2
-	movdqa	(%rbx), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rbx), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rbx)
-	movd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 640(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes192:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2420,9 +2512,10 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes_done:
 	movdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_r1_seal_have_j0:
 	movdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
 	addq	%rax, 608(%rbx)
@@ -3535,6 +3628,7 @@ aesgen_aesni_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_r1_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_open_done
@@ -3655,8 +3749,6 @@ aesgen_aesni_gcm_r1_open:
 	paddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_aesni_gcm_r1_open_same_table
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3849,6 +3941,156 @@ aesgen_aesni_gcm_r1_open:
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r1_open_short_counter1(%rip), %xmm0
 	movq	$0, 632(%rbx)
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rbx)
+	movq	$-1, 640(%rbx)
+	movdqa	%xmm0, 592(%rbx)
+	movq	592(%rbx), %rdx
+	bswapq	%rdx
+	movq	600(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	648(%rbx), %rsi
+	jne	.Laesgen_aesni_gcm_r1_open_restart_2
+	cmpq	656(%rbx), %rax
+	je	.Laesgen_aesni_gcm_r1_open_same_table_2
+.Laesgen_aesni_gcm_r1_open_restart_2:
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
+	movq	$0, 664(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_same_table_2
+.Laesgen_aesni_gcm_r1_open_same_table_2:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r1_open_aes_j0128_2
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r1_open_aes_j0192_2
+.Laesgen_aesni_gcm_r1_open_aes_j0256_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rbx)
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0128_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rbx)
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0192_2:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2
+	movdqa	(%rbx), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rbx), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rbx)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rbx)
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0_done_2:
+	movdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
 	movq	$1, 632(%rbx)
@@ -4168,52 +4410,18 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_aesni_gcm_r1_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	movdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_aesni_gcm_r1_open_same_table_2
-	movdqa	%xmm0, 592(%rbx)
-	movq	592(%rbx), %rdx
-	bswapq	%rdx
-	movq	600(%rbx), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	648(%rbx), %rsi
-	jne	.Laesgen_aesni_gcm_r1_open_restart_2
-	cmpq	656(%rbx), %rax
-	je	.Laesgen_aesni_gcm_r1_open_same_table_2
-.Laesgen_aesni_gcm_r1_open_restart_2:
-	movq	%rsi, 648(%rbx)
-	movq	%rax, 656(%rbx)
-	movq	$0, 664(%rbx)
-	movq	$0, 672(%rbx)
-	movq	$1, 680(%rbx)
-	jmp	.Laesgen_aesni_gcm_r1_open_same_table_2
-.Laesgen_aesni_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes_j0128_2
+	je	.Laesgen_aesni_gcm_r1_open_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes_j0192_2
-.Laesgen_aesni_gcm_r1_open_aes_j0256_2:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2
-	movdqa	(%rbx), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rbx), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rbx)
-	movd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rbx)
+	je	.Laesgen_aesni_gcm_r1_open_aes192
+.Laesgen_aesni_gcm_r1_open_aes256:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4244,19 +4452,8 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_open_aes_j0128_2:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2
-	movdqa	(%rbx), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rbx), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rbx)
-	movd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes128:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4279,19 +4476,8 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_open_aes_j0192_2:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2
-	movdqa	(%rbx), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rbx), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rbx)
-	movd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes192:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4318,9 +4504,10 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_open_aes_j0_done_2:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes_done:
 	movdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_r1_open_have_j0:
 	movdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
 	addq	%rdi, 608(%rbx)
@@ -4730,6 +4917,7 @@ aesgen_aesni_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_r1_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_open_done
@@ -4907,6 +5095,156 @@ aesgen_aesni_gcm_r1_start:
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r1_start_short_counter1(%rip), %xmm0
 	movq	$0, 632(%rdi)
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rdi)
+	movq	$-1, 640(%rdi)
+	movdqa	%xmm0, 592(%rdi)
+	movq	592(%rdi), %rcx
+	bswapq	%rcx
+	movq	600(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	648(%rdi), %rdx
+	jne	.Laesgen_aesni_gcm_r1_start_restart
+	cmpq	656(%rdi), %rax
+	je	.Laesgen_aesni_gcm_r1_start_same_table
+.Laesgen_aesni_gcm_r1_start_restart:
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
+	movq	$0, 664(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_start_same_table
+.Laesgen_aesni_gcm_r1_start_same_table:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r1_start_aes_j0128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r1_start_aes_j0192
+.Laesgen_aesni_gcm_r1_start_aes_j0256:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rdi)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rdi)
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0128:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rdi)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rdi)
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0192:
+	movdqa	%xmm1, %xmm2
+	pand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	%xmm2, 688(%rdi)
+	movd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rdi)
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0_done:
+	movdqa	%xmm0, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
 	movq	$1, 632(%rdi)
@@ -5226,52 +5564,18 @@ aesgen_aesni_gcm_r1_start:
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm1, 544(%rdi)
 	movq	$0, 616(%rdi)
-.Laesgen_aesni_gcm_r1_start_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	movdqa	%xmm1, 528(%rdi)
 	movq	$-1, 640(%rdi)
-	cmpq	$0, 632(%rdi)
-	jne	.Laesgen_aesni_gcm_r1_start_same_table
-	movdqa	%xmm0, 592(%rdi)
-	movq	592(%rdi), %rcx
-	bswapq	%rcx
-	movq	600(%rdi), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rdx
-	andq	%rax, %rdx
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rcx, %rax
-	cmpq	648(%rdi), %rdx
-	jne	.Laesgen_aesni_gcm_r1_start_restart
-	cmpq	656(%rdi), %rax
-	je	.Laesgen_aesni_gcm_r1_start_same_table
-.Laesgen_aesni_gcm_r1_start_restart:
-	movq	%rdx, 648(%rdi)
-	movq	%rax, 656(%rdi)
-	movq	$0, 664(%rdi)
-	movq	$0, 672(%rdi)
-	movq	$1, 680(%rdi)
-	jmp	.Laesgen_aesni_gcm_r1_start_same_table
-.Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_start_aes_j0128
+	je	.Laesgen_aesni_gcm_r1_start_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_start_aes_j0192
-.Laesgen_aesni_gcm_r1_start_aes_j0256:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rdi)
-	movd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rdi)
+	je	.Laesgen_aesni_gcm_r1_start_aes192
+.Laesgen_aesni_gcm_r1_start_aes256:
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5302,19 +5606,8 @@ aesgen_aesni_gcm_r1_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
-.Laesgen_aesni_gcm_r1_start_aes_j0128:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rdi)
-	movd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
+.Laesgen_aesni_gcm_r1_start_aes128:
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5337,19 +5630,8 @@ aesgen_aesni_gcm_r1_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
-.Laesgen_aesni_gcm_r1_start_aes_j0192:
-	movdqa	%xmm1, %xmm2
-	pand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 688(%rdi)
-	movd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
+.Laesgen_aesni_gcm_r1_start_aes192:
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5376,9 +5658,10 @@ aesgen_aesni_gcm_r1_start:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
-.Laesgen_aesni_gcm_r1_start_aes_j0_done:
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
+.Laesgen_aesni_gcm_r1_start_aes_done:
 	movdqa	%xmm0, 512(%rdi)
+.Laesgen_aesni_gcm_r1_start_have_j0:
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -5405,14 +5688,14 @@ aesgen_aesni_gcm_r1_start:
 .Laesgen_aesni_gcm_r1_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_aesni_gcm_r1_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r1_start_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.p2align	4
+.Laesgen_aesni_gcm_r1_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -6097,6 +6380,7 @@ aesgen_aesni_gcm_r1_finish_open:
 	orq	%r8, %rcx
 .Laesgen_aesni_gcm_r1_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1

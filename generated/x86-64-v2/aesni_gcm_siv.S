@@ -5402,6 +5402,7 @@ aesgen_aesni_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_siv_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_message128:
@@ -6899,6 +6900,7 @@ aesgen_aesni_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_siv_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_opened:

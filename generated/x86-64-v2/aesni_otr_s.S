@@ -4901,6 +4901,7 @@ aesgen_aesni_otr_s_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_otr_s_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_s_open_opened
 .Laesgen_aesni_otr_s_open_message128:
@@ -6194,6 +6195,7 @@ aesgen_aesni_otr_s_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_otr_s_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_s_open_opened
 .Laesgen_aesni_otr_s_open_opened:

@@ -16405,287 +16405,6 @@ aesgen_bitsliced256_gcm_none_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 6328(%rbx)
-	jmp	.Laesgen_bitsliced256_gcm_none_seal_have_j0
-.Laesgen_bitsliced256_gcm_none_seal_long_nonce:
-	movq	$1, 6328(%rbx)
-	movq	%rdx, %rdi
-	shlq	$3, %rdi
-	vmovdqa	6240(%rbx), %xmm0
-	movq	6312(%rbx), %r10
-	addq	%rdx, 6312(%rbx)
-	andq	$15, %r10
-	je	.Laesgen_bitsliced256_gcm_none_seal_whole
-	movq	$16, %r11
-	subq	%r10, %r11
-	cmpq	%rdx, %r11
-	cmovaq	%rdx, %r11
-	leaq	6256(%rbx,%r10,1), %r12
-	movq	%rsi, %rbp
-	testq	$8, %r11
-	je	.Laesgen_bitsliced256_gcm_none_seal_no8_6
-	movq	(%rbp), %r13
-	movq	%r13, (%r12)
-	addq	$8, %rbp
-	addq	$8, %r12
-.Laesgen_bitsliced256_gcm_none_seal_no8_6:
-	testq	$4, %r11
-	je	.Laesgen_bitsliced256_gcm_none_seal_no4_6
-	movl	(%rbp), %r13d
-	movl	%r13d, (%r12)
-	addq	$4, %rbp
-	addq	$4, %r12
-.Laesgen_bitsliced256_gcm_none_seal_no4_6:
-	testq	$2, %r11
-	je	.Laesgen_bitsliced256_gcm_none_seal_no2_6
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-	movzbl	1(%rbp), %r13d
-	movb	%r13b, 1(%r12)
-	addq	$2, %rbp
-	addq	$2, %r12
-.Laesgen_bitsliced256_gcm_none_seal_no2_6:
-	testq	$1, %r11
-	je	.Laesgen_bitsliced256_gcm_none_seal_no1_6
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-.Laesgen_bitsliced256_gcm_none_seal_no1_6:
-	addq	%r11, %rsi
-	subq	%r11, %rdx
-	addq	%r11, %r10
-	cmpq	$16, %r10
-	jne	.Laesgen_bitsliced256_gcm_none_seal_absorbed
-	vmovdqa	6256(%rbx), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 5936(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 5936(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6256(%rbx)
-.Laesgen_bitsliced256_gcm_none_seal_whole:
-.Laesgen_bitsliced256_gcm_none_seal_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_seal_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5824(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 5824(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 6080(%rbx), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5840(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5840(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6096(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5856(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5856(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6112(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5872(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5872(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6128(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5888(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5888(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6144(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5904(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5904(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6160(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5920(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5920(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6176(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5936(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5936(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6192(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_seal_hash8
-.Laesgen_bitsliced256_gcm_none_seal_hashed8:
-.Laesgen_bitsliced256_gcm_none_seal_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_seal_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 6192(%rbx), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_seal_hash1
-.Laesgen_bitsliced256_gcm_none_seal_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_absorbed
-	leaq	6256(%rbx), %r10
-	testq	$8, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_no8_7
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
-	addq	$8, %rsi
-	addq	$8, %r10
-.Laesgen_bitsliced256_gcm_none_seal_no8_7:
-	testq	$4, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_no4_7
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %rsi
-	addq	$4, %r10
-.Laesgen_bitsliced256_gcm_none_seal_no4_7:
-	testq	$2, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_no2_7
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
-	addq	$2, %r10
-.Laesgen_bitsliced256_gcm_none_seal_no2_7:
-	testq	$1, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_no1_7
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_bitsliced256_gcm_none_seal_no1_7:
-.Laesgen_bitsliced256_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 6240(%rbx)
-	vmovdqa	6240(%rbx), %xmm0
-	movq	6312(%rbx), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_seal_flushed
-	vmovdqa	6256(%rbx), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 5936(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 5936(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6256(%rbx)
-.Laesgen_bitsliced256_gcm_none_seal_flushed:
-	vmovq	%rdi, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5936(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 5936(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 5936(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 5936(%rbx), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6240(%rbx)
-	movq	$0, 6312(%rbx)
-.Laesgen_bitsliced256_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
@@ -19274,6 +18993,2876 @@ aesgen_bitsliced256_gcm_none_seal:
 	jmp	.Laesgen_bitsliced256_gcm_none_seal_aes_done_2
 .Laesgen_bitsliced256_gcm_none_seal_aes_done_2:
 	vmovdqa	%xmm0, 6208(%rbx)
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_have_j0
+.Laesgen_bitsliced256_gcm_none_seal_long_nonce:
+	movq	$1, 6328(%rbx)
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	vmovdqa	6240(%rbx), %xmm0
+	movq	6312(%rbx), %r10
+	addq	%rdx, 6312(%rbx)
+	andq	$15, %r10
+	je	.Laesgen_bitsliced256_gcm_none_seal_whole
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	6256(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
+	testq	$8, %r11
+	je	.Laesgen_bitsliced256_gcm_none_seal_no8_6
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
+	addq	$8, %rbp
+	addq	$8, %r12
+.Laesgen_bitsliced256_gcm_none_seal_no8_6:
+	testq	$4, %r11
+	je	.Laesgen_bitsliced256_gcm_none_seal_no4_6
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
+	addq	$4, %rbp
+	addq	$4, %r12
+.Laesgen_bitsliced256_gcm_none_seal_no4_6:
+	testq	$2, %r11
+	je	.Laesgen_bitsliced256_gcm_none_seal_no2_6
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
+	addq	$2, %rbp
+	addq	$2, %r12
+.Laesgen_bitsliced256_gcm_none_seal_no2_6:
+	testq	$1, %r11
+	je	.Laesgen_bitsliced256_gcm_none_seal_no1_6
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+.Laesgen_bitsliced256_gcm_none_seal_no1_6:
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
+	jne	.Laesgen_bitsliced256_gcm_none_seal_absorbed
+	vmovdqa	6256(%rbx), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 5936(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 5936(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6256(%rbx)
+.Laesgen_bitsliced256_gcm_none_seal_whole:
+.Laesgen_bitsliced256_gcm_none_seal_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_seal_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5824(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 5824(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 6080(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5840(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5840(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6096(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5856(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5856(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6112(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5872(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5872(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6128(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5888(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5888(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6144(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5904(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5904(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6160(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5920(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5920(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6176(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5936(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5936(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6192(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_hash8
+.Laesgen_bitsliced256_gcm_none_seal_hashed8:
+.Laesgen_bitsliced256_gcm_none_seal_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_seal_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 6192(%rbx), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_hash1
+.Laesgen_bitsliced256_gcm_none_seal_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_absorbed
+	leaq	6256(%rbx), %r10
+	testq	$8, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_no8_7
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rsi
+	addq	$8, %r10
+.Laesgen_bitsliced256_gcm_none_seal_no8_7:
+	testq	$4, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_no4_7
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rsi
+	addq	$4, %r10
+.Laesgen_bitsliced256_gcm_none_seal_no4_7:
+	testq	$2, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_no2_7
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rsi
+	addq	$2, %r10
+.Laesgen_bitsliced256_gcm_none_seal_no2_7:
+	testq	$1, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_no1_7
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_bitsliced256_gcm_none_seal_no1_7:
+.Laesgen_bitsliced256_gcm_none_seal_absorbed:
+	vmovdqa	%xmm0, 6240(%rbx)
+	vmovdqa	6240(%rbx), %xmm0
+	movq	6312(%rbx), %rdx
+	testq	$15, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_seal_flushed
+	vmovdqa	6256(%rbx), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 5936(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 5936(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6256(%rbx)
+.Laesgen_bitsliced256_gcm_none_seal_flushed:
+	vmovq	%rdi, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5936(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 5936(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 5936(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 5936(%rbx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6240(%rbx)
+	movq	$0, 6312(%rbx)
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_bitsliced256_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 6224(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_bitsliced256_gcm_none_seal_aes128_3
+	cmpl	$192, %edx
+	je	.Laesgen_bitsliced256_gcm_none_seal_aes192_3
+.Laesgen_bitsliced256_gcm_none_seal_aes256_3:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rbx)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rbx)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rbx)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rbx)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rbx)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rbx)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rbx)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rbx)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rbx), %xmm10, %xmm8
+	vpand	4112(%rbx), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rbx)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rbx)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rbx), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rbx), %xmm4, %xmm12
+	vpand	4144(%rbx), %xmm0, %xmm13
+	vpand	4128(%rbx), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rbx), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rbx), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rbx), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rbx), %xmm4, %xmm10
+	vpand	4224(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm8, %xmm8
+	vpxor	544(%rbx), %xmm9, %xmm9
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rbx)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm8, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm8
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm7, %xmm7
+	vpxor	800(%rbx), %xmm8, %xmm8
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_seal_bs_rotations128+32(%rip), %rdi
+	movq	$11, %rsi
+.Laesgen_bitsliced256_gcm_none_seal_bs_round_10:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rdi), %xmm8, %xmm7
+	vpshufb	(%rdi), %xmm5, %xmm9
+	vpshufb	(%rdi), %xmm4, %xmm10
+	vpshufb	(%rdi), %xmm6, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm0, %xmm13
+	vpshufb	(%rdi), %xmm2, %xmm14
+	vpshufb	(%rdi), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm7, %xmm7
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_seal_bs_round_10
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	3840(%rbx), %xmm8, %xmm8
+	vpxor	3872(%rbx), %xmm5, %xmm5
+	vpxor	3904(%rbx), %xmm4, %xmm4
+	vpxor	3936(%rbx), %xmm6, %xmm6
+	vpxor	3968(%rbx), %xmm1, %xmm1
+	vpxor	4000(%rbx), %xmm0, %xmm0
+	vpxor	4032(%rbx), %xmm2, %xmm2
+	vpxor	4064(%rbx), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_aes_done_3
+.Laesgen_bitsliced256_gcm_none_seal_aes128_3:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rbx)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rbx)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rbx)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rbx)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rbx)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rbx)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rbx)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rbx)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rbx), %xmm10, %xmm8
+	vpand	4112(%rbx), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rbx)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rbx)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rbx), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rbx), %xmm4, %xmm12
+	vpand	4144(%rbx), %xmm0, %xmm13
+	vpand	4128(%rbx), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rbx), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rbx), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rbx), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rbx), %xmm4, %xmm10
+	vpand	4224(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l3128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm8, %xmm8
+	vpxor	544(%rbx), %xmm9, %xmm9
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rbx)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm8, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm8
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l0128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm7, %xmm7
+	vpxor	800(%rbx), %xmm8, %xmm8
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_seal_bs_rotations128+32(%rip), %rdi
+	movq	$7, %rsi
+.Laesgen_bitsliced256_gcm_none_seal_bs_round_11:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rdi), %xmm8, %xmm7
+	vpshufb	(%rdi), %xmm5, %xmm9
+	vpshufb	(%rdi), %xmm4, %xmm10
+	vpshufb	(%rdi), %xmm6, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm0, %xmm13
+	vpshufb	(%rdi), %xmm2, %xmm14
+	vpshufb	(%rdi), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm7, %xmm7
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_seal_bs_round_11
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	2816(%rbx), %xmm8, %xmm8
+	vpxor	2848(%rbx), %xmm5, %xmm5
+	vpxor	2880(%rbx), %xmm4, %xmm4
+	vpxor	2912(%rbx), %xmm6, %xmm6
+	vpxor	2944(%rbx), %xmm1, %xmm1
+	vpxor	2976(%rbx), %xmm0, %xmm0
+	vpxor	3008(%rbx), %xmm2, %xmm2
+	vpxor	3040(%rbx), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_aes_done_3
+.Laesgen_bitsliced256_gcm_none_seal_aes192_3:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rbx)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rbx)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rbx)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rbx)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rbx)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rbx)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rbx)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rbx)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rbx), %xmm10, %xmm8
+	vpand	4112(%rbx), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rbx)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rbx)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rbx), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rbx), %xmm4, %xmm12
+	vpand	4144(%rbx), %xmm0, %xmm13
+	vpand	4128(%rbx), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rbx), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rbx), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rbx), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rbx), %xmm4, %xmm10
+	vpand	4224(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l1128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm8, %xmm8
+	vpxor	544(%rbx), %xmm9, %xmm9
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rbx)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm8, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm8
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot1_l2128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bs_rot2_l2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm7, %xmm7
+	vpxor	800(%rbx), %xmm8, %xmm8
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rdx
+	leaq	.Laesgen_bitsliced256_gcm_none_seal_bs_rotations128+96(%rip), %rdi
+	movq	$9, %rsi
+.Laesgen_bitsliced256_gcm_none_seal_bs_round_12:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rdi), %xmm8, %xmm7
+	vpshufb	(%rdi), %xmm5, %xmm9
+	vpshufb	(%rdi), %xmm4, %xmm10
+	vpshufb	(%rdi), %xmm6, %xmm11
+	vpshufb	(%rdi), %xmm1, %xmm12
+	vpshufb	(%rdi), %xmm0, %xmm13
+	vpshufb	(%rdi), %xmm2, %xmm14
+	vpshufb	(%rdi), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rdi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rdx), %xmm7, %xmm7
+	vpxor	32(%rdx), %xmm9, %xmm9
+	vpxor	64(%rdx), %xmm10, %xmm10
+	vpxor	96(%rdx), %xmm11, %xmm11
+	vpxor	128(%rdx), %xmm12, %xmm12
+	vpxor	160(%rdx), %xmm13, %xmm13
+	vpxor	192(%rdx), %xmm14, %xmm14
+	vpxor	224(%rdx), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rdx
+	addq	$32, %rdi
+	decq	%rsi
+	jne	.Laesgen_bitsliced256_gcm_none_seal_bs_round_12
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	3328(%rbx), %xmm8, %xmm8
+	vpxor	3360(%rbx), %xmm5, %xmm5
+	vpxor	3392(%rbx), %xmm4, %xmm4
+	vpxor	3424(%rbx), %xmm6, %xmm6
+	vpxor	3456(%rbx), %xmm1, %xmm1
+	vpxor	3488(%rbx), %xmm0, %xmm0
+	vpxor	3520(%rbx), %xmm2, %xmm2
+	vpxor	3552(%rbx), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_seal_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_seal_aes_done_3
+.Laesgen_bitsliced256_gcm_none_seal_aes_done_3:
+	vmovdqa	%xmm0, 6208(%rbx)
+.Laesgen_bitsliced256_gcm_none_seal_have_j0:
 	vmovdqa	6240(%rbx), %xmm0
 	movq	6304(%rbx), %rdx
 	addq	%rax, 6304(%rbx)
@@ -22718,6 +25307,7 @@ aesgen_bitsliced256_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_bitsliced256_gcm_none_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_bitsliced256_gcm_none_open_done
@@ -25460,287 +28050,6 @@ aesgen_bitsliced256_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 6328(%rbx)
-	jmp	.Laesgen_bitsliced256_gcm_none_open_have_j0
-.Laesgen_bitsliced256_gcm_none_open_long_nonce:
-	movq	$1, 6328(%rbx)
-	movq	%rdx, %rax
-	shlq	$3, %rax
-	vmovdqa	6240(%rbx), %xmm0
-	movq	6312(%rbx), %r10
-	addq	%rdx, 6312(%rbx)
-	andq	$15, %r10
-	je	.Laesgen_bitsliced256_gcm_none_open_whole
-	movq	$16, %r11
-	subq	%r10, %r11
-	cmpq	%rdx, %r11
-	cmovaq	%rdx, %r11
-	leaq	6256(%rbx,%r10,1), %r12
-	movq	%rsi, %rbp
-	testq	$8, %r11
-	je	.Laesgen_bitsliced256_gcm_none_open_no8_5
-	movq	(%rbp), %r13
-	movq	%r13, (%r12)
-	addq	$8, %rbp
-	addq	$8, %r12
-.Laesgen_bitsliced256_gcm_none_open_no8_5:
-	testq	$4, %r11
-	je	.Laesgen_bitsliced256_gcm_none_open_no4_5
-	movl	(%rbp), %r13d
-	movl	%r13d, (%r12)
-	addq	$4, %rbp
-	addq	$4, %r12
-.Laesgen_bitsliced256_gcm_none_open_no4_5:
-	testq	$2, %r11
-	je	.Laesgen_bitsliced256_gcm_none_open_no2_5
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-	movzbl	1(%rbp), %r13d
-	movb	%r13b, 1(%r12)
-	addq	$2, %rbp
-	addq	$2, %r12
-.Laesgen_bitsliced256_gcm_none_open_no2_5:
-	testq	$1, %r11
-	je	.Laesgen_bitsliced256_gcm_none_open_no1_5
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-.Laesgen_bitsliced256_gcm_none_open_no1_5:
-	addq	%r11, %rsi
-	subq	%r11, %rdx
-	addq	%r11, %r10
-	cmpq	$16, %r10
-	jne	.Laesgen_bitsliced256_gcm_none_open_absorbed
-	vmovdqa	6256(%rbx), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 5936(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 5936(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6256(%rbx)
-.Laesgen_bitsliced256_gcm_none_open_whole:
-.Laesgen_bitsliced256_gcm_none_open_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_open_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5824(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 5824(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 6080(%rbx), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5840(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5840(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6096(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5856(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5856(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6112(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5872(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5872(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6128(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5888(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5888(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6144(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5904(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5904(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6160(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5920(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5920(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6176(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5936(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5936(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6192(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_open_hash8
-.Laesgen_bitsliced256_gcm_none_open_hashed8:
-.Laesgen_bitsliced256_gcm_none_open_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_open_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 6192(%rbx), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_open_hash1
-.Laesgen_bitsliced256_gcm_none_open_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_absorbed
-	leaq	6256(%rbx), %r10
-	testq	$8, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_no8_6
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
-	addq	$8, %rsi
-	addq	$8, %r10
-.Laesgen_bitsliced256_gcm_none_open_no8_6:
-	testq	$4, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_no4_6
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %rsi
-	addq	$4, %r10
-.Laesgen_bitsliced256_gcm_none_open_no4_6:
-	testq	$2, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_no2_6
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
-	addq	$2, %r10
-.Laesgen_bitsliced256_gcm_none_open_no2_6:
-	testq	$1, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_no1_6
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_bitsliced256_gcm_none_open_no1_6:
-.Laesgen_bitsliced256_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 6240(%rbx)
-	vmovdqa	6240(%rbx), %xmm0
-	movq	6312(%rbx), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_open_flushed
-	vmovdqa	6256(%rbx), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 5936(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 5936(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6256(%rbx)
-.Laesgen_bitsliced256_gcm_none_open_flushed:
-	vmovq	%rax, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5936(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 5936(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 5936(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 5936(%rbx), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6240(%rbx)
-	movq	$0, 6312(%rbx)
-.Laesgen_bitsliced256_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
@@ -28329,6 +30638,2876 @@ aesgen_bitsliced256_gcm_none_open:
 	jmp	.Laesgen_bitsliced256_gcm_none_open_aes_done_2
 .Laesgen_bitsliced256_gcm_none_open_aes_done_2:
 	vmovdqa	%xmm0, 6208(%rbx)
+	jmp	.Laesgen_bitsliced256_gcm_none_open_have_j0
+.Laesgen_bitsliced256_gcm_none_open_long_nonce:
+	movq	$1, 6328(%rbx)
+	movq	%rdx, %rax
+	shlq	$3, %rax
+	vmovdqa	6240(%rbx), %xmm0
+	movq	6312(%rbx), %r10
+	addq	%rdx, 6312(%rbx)
+	andq	$15, %r10
+	je	.Laesgen_bitsliced256_gcm_none_open_whole
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	6256(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
+	testq	$8, %r11
+	je	.Laesgen_bitsliced256_gcm_none_open_no8_5
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
+	addq	$8, %rbp
+	addq	$8, %r12
+.Laesgen_bitsliced256_gcm_none_open_no8_5:
+	testq	$4, %r11
+	je	.Laesgen_bitsliced256_gcm_none_open_no4_5
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
+	addq	$4, %rbp
+	addq	$4, %r12
+.Laesgen_bitsliced256_gcm_none_open_no4_5:
+	testq	$2, %r11
+	je	.Laesgen_bitsliced256_gcm_none_open_no2_5
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
+	addq	$2, %rbp
+	addq	$2, %r12
+.Laesgen_bitsliced256_gcm_none_open_no2_5:
+	testq	$1, %r11
+	je	.Laesgen_bitsliced256_gcm_none_open_no1_5
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+.Laesgen_bitsliced256_gcm_none_open_no1_5:
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
+	jne	.Laesgen_bitsliced256_gcm_none_open_absorbed
+	vmovdqa	6256(%rbx), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 5936(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 5936(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6256(%rbx)
+.Laesgen_bitsliced256_gcm_none_open_whole:
+.Laesgen_bitsliced256_gcm_none_open_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_open_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5824(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 5824(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 6080(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5840(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5840(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6096(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5856(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5856(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6112(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5872(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5872(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6128(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5888(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5888(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6144(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5904(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5904(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6160(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5920(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5920(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6176(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5936(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5936(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6192(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_open_hash8
+.Laesgen_bitsliced256_gcm_none_open_hashed8:
+.Laesgen_bitsliced256_gcm_none_open_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_open_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 6192(%rbx), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_open_hash1
+.Laesgen_bitsliced256_gcm_none_open_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_absorbed
+	leaq	6256(%rbx), %r10
+	testq	$8, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_no8_6
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rsi
+	addq	$8, %r10
+.Laesgen_bitsliced256_gcm_none_open_no8_6:
+	testq	$4, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_no4_6
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rsi
+	addq	$4, %r10
+.Laesgen_bitsliced256_gcm_none_open_no4_6:
+	testq	$2, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_no2_6
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rsi
+	addq	$2, %r10
+.Laesgen_bitsliced256_gcm_none_open_no2_6:
+	testq	$1, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_no1_6
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_bitsliced256_gcm_none_open_no1_6:
+.Laesgen_bitsliced256_gcm_none_open_absorbed:
+	vmovdqa	%xmm0, 6240(%rbx)
+	vmovdqa	6240(%rbx), %xmm0
+	movq	6312(%rbx), %rdx
+	testq	$15, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_open_flushed
+	vmovdqa	6256(%rbx), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 5936(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 5936(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 5936(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 5936(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6256(%rbx)
+.Laesgen_bitsliced256_gcm_none_open_flushed:
+	vmovq	%rax, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5936(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 5936(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 5936(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 5936(%rbx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6240(%rbx)
+	movq	$0, 6312(%rbx)
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_bitsliced256_gcm_none_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 6224(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_bitsliced256_gcm_none_open_aes128_3
+	cmpl	$192, %eax
+	je	.Laesgen_bitsliced256_gcm_none_open_aes192_3
+.Laesgen_bitsliced256_gcm_none_open_aes256_3:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rbx)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rbx)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rbx)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rbx)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rbx)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rbx)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rbx)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rbx)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rbx), %xmm10, %xmm8
+	vpand	4112(%rbx), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rbx)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rbx)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rbx), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rbx), %xmm4, %xmm12
+	vpand	4144(%rbx), %xmm0, %xmm13
+	vpand	4128(%rbx), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rbx), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rbx), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rbx), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rbx), %xmm4, %xmm10
+	vpand	4224(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm8, %xmm8
+	vpxor	544(%rbx), %xmm9, %xmm9
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rbx)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm8, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm8
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm7, %xmm7
+	vpxor	800(%rbx), %xmm8, %xmm8
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_open_bs_rotations128+32(%rip), %rsi
+	movq	$11, %rdx
+.Laesgen_bitsliced256_gcm_none_open_bs_round_10:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rsi), %xmm8, %xmm7
+	vpshufb	(%rsi), %xmm5, %xmm9
+	vpshufb	(%rsi), %xmm4, %xmm10
+	vpshufb	(%rsi), %xmm6, %xmm11
+	vpshufb	(%rsi), %xmm1, %xmm12
+	vpshufb	(%rsi), %xmm0, %xmm13
+	vpshufb	(%rsi), %xmm2, %xmm14
+	vpshufb	(%rsi), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rsi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rsi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rsi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rsi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rsi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rsi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rsi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rsi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rax), %xmm7, %xmm7
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rax
+	addq	$32, %rsi
+	decq	%rdx
+	jne	.Laesgen_bitsliced256_gcm_none_open_bs_round_10
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	3840(%rbx), %xmm8, %xmm8
+	vpxor	3872(%rbx), %xmm5, %xmm5
+	vpxor	3904(%rbx), %xmm4, %xmm4
+	vpxor	3936(%rbx), %xmm6, %xmm6
+	vpxor	3968(%rbx), %xmm1, %xmm1
+	vpxor	4000(%rbx), %xmm0, %xmm0
+	vpxor	4032(%rbx), %xmm2, %xmm2
+	vpxor	4064(%rbx), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_open_aes_done_3
+.Laesgen_bitsliced256_gcm_none_open_aes128_3:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rbx)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rbx)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rbx)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rbx)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rbx)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rbx)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rbx)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rbx)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rbx), %xmm10, %xmm8
+	vpand	4112(%rbx), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rbx)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rbx)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rbx), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rbx), %xmm4, %xmm12
+	vpand	4144(%rbx), %xmm0, %xmm13
+	vpand	4128(%rbx), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rbx), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rbx), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rbx), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rbx), %xmm4, %xmm10
+	vpand	4224(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l3128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm8, %xmm8
+	vpxor	544(%rbx), %xmm9, %xmm9
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rbx)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm8, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm8
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l0128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm7, %xmm7
+	vpxor	800(%rbx), %xmm8, %xmm8
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_open_bs_rotations128+32(%rip), %rsi
+	movq	$7, %rdx
+.Laesgen_bitsliced256_gcm_none_open_bs_round_11:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rsi), %xmm8, %xmm7
+	vpshufb	(%rsi), %xmm5, %xmm9
+	vpshufb	(%rsi), %xmm4, %xmm10
+	vpshufb	(%rsi), %xmm6, %xmm11
+	vpshufb	(%rsi), %xmm1, %xmm12
+	vpshufb	(%rsi), %xmm0, %xmm13
+	vpshufb	(%rsi), %xmm2, %xmm14
+	vpshufb	(%rsi), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rsi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rsi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rsi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rsi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rsi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rsi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rsi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rsi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rax), %xmm7, %xmm7
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rax
+	addq	$32, %rsi
+	decq	%rdx
+	jne	.Laesgen_bitsliced256_gcm_none_open_bs_round_11
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	2816(%rbx), %xmm8, %xmm8
+	vpxor	2848(%rbx), %xmm5, %xmm5
+	vpxor	2880(%rbx), %xmm4, %xmm4
+	vpxor	2912(%rbx), %xmm6, %xmm6
+	vpxor	2944(%rbx), %xmm1, %xmm1
+	vpxor	2976(%rbx), %xmm0, %xmm0
+	vpxor	3008(%rbx), %xmm2, %xmm2
+	vpxor	3040(%rbx), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_open_aes_done_3
+.Laesgen_bitsliced256_gcm_none_open_aes192_3:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rbx)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rbx)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rbx)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rbx)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rbx)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rbx)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rbx)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rbx)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rbx), %xmm10, %xmm8
+	vpand	4112(%rbx), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rbx)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rbx)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rbx), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rbx), %xmm4, %xmm12
+	vpand	4144(%rbx), %xmm0, %xmm13
+	vpand	4128(%rbx), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rbx), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rbx), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rbx), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rbx), %xmm4, %xmm10
+	vpand	4224(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l1128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm8, %xmm8
+	vpxor	544(%rbx), %xmm9, %xmm9
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rbx)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm8, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm8
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot1_l2128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bs_rot2_l2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm7, %xmm7
+	vpxor	800(%rbx), %xmm8, %xmm8
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_open_bs_rotations128+96(%rip), %rsi
+	movq	$9, %rdx
+.Laesgen_bitsliced256_gcm_none_open_bs_round_12:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rsi), %xmm8, %xmm7
+	vpshufb	(%rsi), %xmm5, %xmm9
+	vpshufb	(%rsi), %xmm4, %xmm10
+	vpshufb	(%rsi), %xmm6, %xmm11
+	vpshufb	(%rsi), %xmm1, %xmm12
+	vpshufb	(%rsi), %xmm0, %xmm13
+	vpshufb	(%rsi), %xmm2, %xmm14
+	vpshufb	(%rsi), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rsi), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rsi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rsi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rsi), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rsi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rsi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rsi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rsi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rax), %xmm7, %xmm7
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rax
+	addq	$32, %rsi
+	decq	%rdx
+	jne	.Laesgen_bitsliced256_gcm_none_open_bs_round_12
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rbx)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rbx)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rbx)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rbx)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rbx)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rbx)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rbx)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rbx)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rbx), %xmm7, %xmm6
+	vpand	4112(%rbx), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rbx)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rbx)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rbx), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rbx), %xmm3, %xmm12
+	vpand	4144(%rbx), %xmm5, %xmm13
+	vpand	4128(%rbx), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rbx), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rbx), %xmm2, %xmm2
+	vpand	4208(%rbx), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rbx), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rbx), %xmm3, %xmm9
+	vpand	4224(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	3328(%rbx), %xmm8, %xmm8
+	vpxor	3360(%rbx), %xmm5, %xmm5
+	vpxor	3392(%rbx), %xmm4, %xmm4
+	vpxor	3424(%rbx), %xmm6, %xmm6
+	vpxor	3456(%rbx), %xmm1, %xmm1
+	vpxor	3488(%rbx), %xmm0, %xmm0
+	vpxor	3520(%rbx), %xmm2, %xmm2
+	vpxor	3552(%rbx), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_open_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_open_aes_done_3
+.Laesgen_bitsliced256_gcm_none_open_aes_done_3:
+	vmovdqa	%xmm0, 6208(%rbx)
+.Laesgen_bitsliced256_gcm_none_open_have_j0:
 	vmovdqa	6240(%rbx), %xmm0
 	movq	6304(%rbx), %rax
 	addq	%rdi, 6304(%rbx)
@@ -28693,6 +33872,7 @@ aesgen_bitsliced256_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_bitsliced256_gcm_none_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_bitsliced256_gcm_none_open_done
@@ -28910,287 +34090,6 @@ aesgen_bitsliced256_gcm_none_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 6328(%rdi)
-	jmp	.Laesgen_bitsliced256_gcm_none_start_have_j0
-.Laesgen_bitsliced256_gcm_none_start_long_nonce:
-	movq	$1, 6328(%rdi)
-	movq	%rdx, %rax
-	shlq	$3, %rax
-	vmovdqa	6240(%rdi), %xmm0
-	movq	6312(%rdi), %rcx
-	addq	%rdx, 6312(%rdi)
-	andq	$15, %rcx
-	je	.Laesgen_bitsliced256_gcm_none_start_whole
-	movq	$16, %r8
-	subq	%rcx, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	leaq	6256(%rdi,%rcx,1), %r10
-	movq	%rsi, %r9
-	testq	$8, %r8
-	je	.Laesgen_bitsliced256_gcm_none_start_no8
-	movq	(%r9), %r11
-	movq	%r11, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-.Laesgen_bitsliced256_gcm_none_start_no8:
-	testq	$4, %r8
-	je	.Laesgen_bitsliced256_gcm_none_start_no4
-	movl	(%r9), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-.Laesgen_bitsliced256_gcm_none_start_no4:
-	testq	$2, %r8
-	je	.Laesgen_bitsliced256_gcm_none_start_no2
-	movzbl	(%r9), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%r9), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-.Laesgen_bitsliced256_gcm_none_start_no2:
-	testq	$1, %r8
-	je	.Laesgen_bitsliced256_gcm_none_start_no1
-	movzbl	(%r9), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_bitsliced256_gcm_none_start_no1:
-	addq	%r8, %rsi
-	subq	%r8, %rdx
-	addq	%r8, %rcx
-	cmpq	$16, %rcx
-	jne	.Laesgen_bitsliced256_gcm_none_start_absorbed
-	vmovdqa	6256(%rdi), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 5936(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 5936(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 5936(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 5936(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6256(%rdi)
-.Laesgen_bitsliced256_gcm_none_start_whole:
-.Laesgen_bitsliced256_gcm_none_start_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_start_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5824(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 5824(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 6080(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5840(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5840(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6096(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5856(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5856(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6112(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5872(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5872(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6128(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5888(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5888(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6144(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5904(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5904(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6160(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5920(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5920(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6176(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rsi), %xmm3
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 5936(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 5936(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 6192(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_start_hash8
-.Laesgen_bitsliced256_gcm_none_start_hashed8:
-.Laesgen_bitsliced256_gcm_none_start_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_bitsliced256_gcm_none_start_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5936(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 5936(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 6192(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_bitsliced256_gcm_none_start_hash1
-.Laesgen_bitsliced256_gcm_none_start_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_absorbed
-	leaq	6256(%rdi), %rcx
-	testq	$8, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_no8_2
-	movq	(%rsi), %r8
-	movq	%r8, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-.Laesgen_bitsliced256_gcm_none_start_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_no4_2
-	movl	(%rsi), %r8d
-	movl	%r8d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-.Laesgen_bitsliced256_gcm_none_start_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_no2_2
-	movzbl	(%rsi), %r8d
-	movb	%r8b, (%rcx)
-	movzbl	1(%rsi), %r8d
-	movb	%r8b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-.Laesgen_bitsliced256_gcm_none_start_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_bitsliced256_gcm_none_start_no1_2
-	movzbl	(%rsi), %r8d
-	movb	%r8b, (%rcx)
-.Laesgen_bitsliced256_gcm_none_start_no1_2:
-.Laesgen_bitsliced256_gcm_none_start_absorbed:
-	vmovdqa	%xmm0, 6240(%rdi)
-	vmovdqa	6240(%rdi), %xmm0
-	movq	6312(%rdi), %rcx
-	testq	$15, %rcx
-	je	.Laesgen_bitsliced256_gcm_none_start_flushed
-	vmovdqa	6256(%rdi), %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 5936(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 5936(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 5936(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 5936(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6256(%rdi)
-.Laesgen_bitsliced256_gcm_none_start_flushed:
-	vmovq	%rax, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 5936(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 5936(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 5936(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 5936(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 6240(%rdi)
-	movq	$0, 6312(%rdi)
-.Laesgen_bitsliced256_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rdi)
@@ -31779,6 +36678,2876 @@ aesgen_bitsliced256_gcm_none_start:
 	jmp	.Laesgen_bitsliced256_gcm_none_start_aes_done
 .Laesgen_bitsliced256_gcm_none_start_aes_done:
 	vmovdqa	%xmm0, 6208(%rdi)
+	jmp	.Laesgen_bitsliced256_gcm_none_start_have_j0
+.Laesgen_bitsliced256_gcm_none_start_long_nonce:
+	movq	$1, 6328(%rdi)
+	movq	%rdx, %rax
+	shlq	$3, %rax
+	vmovdqa	6240(%rdi), %xmm0
+	movq	6312(%rdi), %rcx
+	addq	%rdx, 6312(%rdi)
+	andq	$15, %rcx
+	je	.Laesgen_bitsliced256_gcm_none_start_whole
+	movq	$16, %r8
+	subq	%rcx, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	leaq	6256(%rdi,%rcx,1), %r10
+	movq	%rsi, %r9
+	testq	$8, %r8
+	je	.Laesgen_bitsliced256_gcm_none_start_no8
+	movq	(%r9), %r11
+	movq	%r11, (%r10)
+	addq	$8, %r9
+	addq	$8, %r10
+.Laesgen_bitsliced256_gcm_none_start_no8:
+	testq	$4, %r8
+	je	.Laesgen_bitsliced256_gcm_none_start_no4
+	movl	(%r9), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %r9
+	addq	$4, %r10
+.Laesgen_bitsliced256_gcm_none_start_no4:
+	testq	$2, %r8
+	je	.Laesgen_bitsliced256_gcm_none_start_no2
+	movzbl	(%r9), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%r9), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %r9
+	addq	$2, %r10
+.Laesgen_bitsliced256_gcm_none_start_no2:
+	testq	$1, %r8
+	je	.Laesgen_bitsliced256_gcm_none_start_no1
+	movzbl	(%r9), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_bitsliced256_gcm_none_start_no1:
+	addq	%r8, %rsi
+	subq	%r8, %rdx
+	addq	%r8, %rcx
+	cmpq	$16, %rcx
+	jne	.Laesgen_bitsliced256_gcm_none_start_absorbed
+	vmovdqa	6256(%rdi), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 5936(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 5936(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 5936(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 5936(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6256(%rdi)
+.Laesgen_bitsliced256_gcm_none_start_whole:
+.Laesgen_bitsliced256_gcm_none_start_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_start_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5824(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 5824(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 6080(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5840(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5840(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6096(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5856(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5856(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6112(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5872(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5872(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6128(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5888(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5888(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6144(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5904(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5904(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6160(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5920(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5920(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6176(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 5936(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 5936(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 6192(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_start_hash8
+.Laesgen_bitsliced256_gcm_none_start_hashed8:
+.Laesgen_bitsliced256_gcm_none_start_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_bitsliced256_gcm_none_start_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5936(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 5936(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 6192(%rdi), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_bitsliced256_gcm_none_start_hash1
+.Laesgen_bitsliced256_gcm_none_start_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_absorbed
+	leaq	6256(%rdi), %rcx
+	testq	$8, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_no8_2
+	movq	(%rsi), %r8
+	movq	%r8, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+.Laesgen_bitsliced256_gcm_none_start_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_no4_2
+	movl	(%rsi), %r8d
+	movl	%r8d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+.Laesgen_bitsliced256_gcm_none_start_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_no2_2
+	movzbl	(%rsi), %r8d
+	movb	%r8b, (%rcx)
+	movzbl	1(%rsi), %r8d
+	movb	%r8b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+.Laesgen_bitsliced256_gcm_none_start_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_bitsliced256_gcm_none_start_no1_2
+	movzbl	(%rsi), %r8d
+	movb	%r8b, (%rcx)
+.Laesgen_bitsliced256_gcm_none_start_no1_2:
+.Laesgen_bitsliced256_gcm_none_start_absorbed:
+	vmovdqa	%xmm0, 6240(%rdi)
+	vmovdqa	6240(%rdi), %xmm0
+	movq	6312(%rdi), %rcx
+	testq	$15, %rcx
+	je	.Laesgen_bitsliced256_gcm_none_start_flushed
+	vmovdqa	6256(%rdi), %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 5936(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 5936(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 5936(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 5936(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6256(%rdi)
+.Laesgen_bitsliced256_gcm_none_start_flushed:
+	vmovq	%rax, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 5936(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 5936(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 5936(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 5936(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_bitsliced256_gcm_none_start_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 6240(%rdi)
+	movq	$0, 6312(%rdi)
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_bitsliced256_gcm_none_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 6224(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_bitsliced256_gcm_none_start_aes128_2
+	cmpl	$192, %eax
+	je	.Laesgen_bitsliced256_gcm_none_start_aes192_2
+.Laesgen_bitsliced256_gcm_none_start_aes256_2:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rdi)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rdi)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rdi)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rdi)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rdi)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rdi)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rdi)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rdi)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rdi)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rdi), %xmm10, %xmm8
+	vpand	4112(%rdi), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rdi)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rdi), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rdi), %xmm4, %xmm12
+	vpand	4144(%rdi), %xmm0, %xmm13
+	vpand	4128(%rdi), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rdi), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rdi), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rdi), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rdi), %xmm4, %xmm10
+	vpand	4224(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	576(%rdi), %xmm10, %xmm10
+	vpxor	608(%rdi), %xmm11, %xmm11
+	vpxor	640(%rdi), %xmm12, %xmm12
+	vpxor	672(%rdi), %xmm13, %xmm13
+	vpxor	704(%rdi), %xmm14, %xmm14
+	vpxor	736(%rdi), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rdi)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm8, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm8
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rdi), %xmm7, %xmm7
+	vpxor	800(%rdi), %xmm8, %xmm8
+	vpxor	832(%rdi), %xmm10, %xmm10
+	vpxor	864(%rdi), %xmm11, %xmm11
+	vpxor	896(%rdi), %xmm12, %xmm12
+	vpxor	928(%rdi), %xmm13, %xmm13
+	vpxor	960(%rdi), %xmm14, %xmm14
+	vpxor	992(%rdi), %xmm15, %xmm15
+	leaq	1024(%rdi), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_start_bs_rotations128+32(%rip), %rdx
+	movq	$11, %rcx
+.Laesgen_bitsliced256_gcm_none_start_bs_round_4:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rdi)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm7, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm9
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rdx), %xmm8, %xmm7
+	vpshufb	(%rdx), %xmm5, %xmm9
+	vpshufb	(%rdx), %xmm4, %xmm10
+	vpshufb	(%rdx), %xmm6, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm0, %xmm13
+	vpshufb	(%rdx), %xmm2, %xmm14
+	vpshufb	(%rdx), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rax), %xmm7, %xmm7
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_none_start_bs_round_4
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rdi)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm7, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm9
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	3840(%rdi), %xmm8, %xmm8
+	vpxor	3872(%rdi), %xmm5, %xmm5
+	vpxor	3904(%rdi), %xmm4, %xmm4
+	vpxor	3936(%rdi), %xmm6, %xmm6
+	vpxor	3968(%rdi), %xmm1, %xmm1
+	vpxor	4000(%rdi), %xmm0, %xmm0
+	vpxor	4032(%rdi), %xmm2, %xmm2
+	vpxor	4064(%rdi), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_start_aes_done_2
+.Laesgen_bitsliced256_gcm_none_start_aes128_2:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rdi)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rdi)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rdi)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rdi)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rdi)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rdi)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rdi)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rdi)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rdi)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rdi), %xmm10, %xmm8
+	vpand	4112(%rdi), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rdi)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rdi), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rdi), %xmm4, %xmm12
+	vpand	4144(%rdi), %xmm0, %xmm13
+	vpand	4128(%rdi), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rdi), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rdi), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rdi), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rdi), %xmm4, %xmm10
+	vpand	4224(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l3128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	576(%rdi), %xmm10, %xmm10
+	vpxor	608(%rdi), %xmm11, %xmm11
+	vpxor	640(%rdi), %xmm12, %xmm12
+	vpxor	672(%rdi), %xmm13, %xmm13
+	vpxor	704(%rdi), %xmm14, %xmm14
+	vpxor	736(%rdi), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rdi)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm8, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm8
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l0128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rdi), %xmm7, %xmm7
+	vpxor	800(%rdi), %xmm8, %xmm8
+	vpxor	832(%rdi), %xmm10, %xmm10
+	vpxor	864(%rdi), %xmm11, %xmm11
+	vpxor	896(%rdi), %xmm12, %xmm12
+	vpxor	928(%rdi), %xmm13, %xmm13
+	vpxor	960(%rdi), %xmm14, %xmm14
+	vpxor	992(%rdi), %xmm15, %xmm15
+	leaq	1024(%rdi), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_start_bs_rotations128+32(%rip), %rdx
+	movq	$7, %rcx
+.Laesgen_bitsliced256_gcm_none_start_bs_round_5:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rdi)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm7, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm9
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rdx), %xmm8, %xmm7
+	vpshufb	(%rdx), %xmm5, %xmm9
+	vpshufb	(%rdx), %xmm4, %xmm10
+	vpshufb	(%rdx), %xmm6, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm0, %xmm13
+	vpshufb	(%rdx), %xmm2, %xmm14
+	vpshufb	(%rdx), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rax), %xmm7, %xmm7
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_none_start_bs_round_5
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rdi)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm7, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm9
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	2816(%rdi), %xmm8, %xmm8
+	vpxor	2848(%rdi), %xmm5, %xmm5
+	vpxor	2880(%rdi), %xmm4, %xmm4
+	vpxor	2912(%rdi), %xmm6, %xmm6
+	vpxor	2944(%rdi), %xmm1, %xmm1
+	vpxor	2976(%rdi), %xmm0, %xmm0
+	vpxor	3008(%rdi), %xmm2, %xmm2
+	vpxor	3040(%rdi), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_start_aes_done_2
+.Laesgen_bitsliced256_gcm_none_start_aes192_2:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpxor	%xmm4, %xmm7, %xmm8
+	vpxor	%xmm5, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm8, %xmm3
+	vpxor	%xmm2, %xmm7, %xmm10
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm11
+	vpxor	%xmm6, %xmm3, %xmm12
+	vpxor	%xmm9, %xmm6, %xmm13
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm1, %xmm14
+	vpand	%xmm14, %xmm6, %xmm15
+	vmovdqu	%xmm14, 4096(%rdi)
+	vpxor	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm11, 4112(%rdi)
+	vpand	%xmm4, %xmm0, %xmm11
+	vmovdqu	%xmm0, 4128(%rdi)
+	vpand	%xmm12, %xmm10, %xmm0
+	vmovdqu	%xmm4, 4144(%rdi)
+	vpand	%xmm13, %xmm8, %xmm4
+	vmovdqu	%xmm13, 4160(%rdi)
+	vpxor	%xmm5, %xmm8, %xmm13
+	vmovdqu	%xmm8, 4176(%rdi)
+	vpand	%xmm13, %xmm2, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm8
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm4
+	vpxor	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm6, %xmm7, %xmm7
+	vmovdqu	%xmm13, 4192(%rdi)
+	vpand	%xmm9, %xmm1, %xmm13
+	vpxor	%xmm9, %xmm13, %xmm13
+	vpxor	%xmm13, %xmm1, %xmm13
+	vmovdqu	%xmm10, 4208(%rdi)
+	vpand	%xmm14, %xmm7, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm10
+	vmovdqu	%xmm2, 4224(%rdi)
+	vpand	%xmm10, %xmm3, %xmm2
+	vpxor	%xmm12, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm4
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm2
+	vpxor	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm5, %xmm15, %xmm5
+	vpxor	4144(%rdi), %xmm10, %xmm8
+	vpand	4112(%rdi), %xmm8, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm5, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm5, %xmm11
+	vpxor	%xmm2, %xmm4, %xmm13
+	vpxor	%xmm5, %xmm0, %xmm15
+	vmovdqu	%xmm12, 4240(%rdi)
+	vpand	%xmm15, %xmm13, %xmm12
+	vpxor	%xmm11, %xmm12, %xmm11
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm6, 4256(%rdi)
+	vpand	%xmm11, %xmm4, %xmm6
+	vpand	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm15, %xmm4
+	vpand	%xmm4, %xmm2, %xmm2
+	vpand	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm11
+	vpand	%xmm4, %xmm5, %xmm4
+	vpand	%xmm11, %xmm15, %xmm5
+	vpand	%xmm11, %xmm13, %xmm11
+	vpxor	%xmm11, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpand	%xmm6, %xmm14, %xmm11
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpand	%xmm6, %xmm7, %xmm5
+	vpand	4096(%rdi), %xmm2, %xmm7
+	vpand	%xmm4, %xmm8, %xmm8
+	vpand	4112(%rdi), %xmm4, %xmm12
+	vpand	4144(%rdi), %xmm0, %xmm13
+	vpand	4128(%rdi), %xmm0, %xmm14
+	vpxor	%xmm2, %xmm6, %xmm15
+	vpand	%xmm15, %xmm9, %xmm9
+	vpand	%xmm15, %xmm1, %xmm1
+	vpxor	%xmm6, %xmm0, %xmm6
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	4160(%rdi), %xmm6, %xmm15
+	vpand	%xmm0, %xmm3, %xmm3
+	vpand	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm4, %xmm10
+	vpxor	%xmm15, %xmm9, %xmm15
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpand	4240(%rdi), %xmm4, %xmm9
+	vpxor	%xmm9, %xmm1, %xmm9
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpand	4176(%rdi), %xmm6, %xmm6
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpand	4192(%rdi), %xmm4, %xmm10
+	vpand	4224(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm6
+	vpxor	%xmm14, %xmm4, %xmm15
+	vpxor	%xmm1, %xmm15, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm10, %xmm9, %xmm4
+	vpxor	%xmm0, %xmm12, %xmm9
+	vpxor	%xmm3, %xmm9, %xmm3
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm4, %xmm7, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm3, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm7, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm3, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm5, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l1128(%rip), %xmm0, %xmm15
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm1, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm7, %xmm12, %xmm12
+	vpxor	%xmm3, %xmm13, %xmm13
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm15, %xmm15
+	vpxor	512(%rdi), %xmm8, %xmm8
+	vpxor	544(%rdi), %xmm9, %xmm9
+	vpxor	576(%rdi), %xmm10, %xmm10
+	vpxor	608(%rdi), %xmm11, %xmm11
+	vpxor	640(%rdi), %xmm12, %xmm12
+	vpxor	672(%rdi), %xmm13, %xmm13
+	vpxor	704(%rdi), %xmm14, %xmm14
+	vpxor	736(%rdi), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm9, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm8, %xmm7
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm8, %xmm13
+	vmovdqu	%xmm7, 4112(%rdi)
+	vpand	%xmm12, %xmm8, %xmm7
+	vmovdqu	%xmm8, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm8, %xmm12, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm12
+	vpxor	%xmm8, %xmm9, %xmm8
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm9, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm9, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm9, %xmm8
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm7, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm8, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm7, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm7, %xmm0
+	vpand	%xmm5, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpand	%xmm7, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm7, %xmm10
+	vpand	%xmm7, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm7
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm7
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm8
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm11, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm8
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm8, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm9, %xmm15, %xmm9
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm5, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm4, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm6, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm0, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm2, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot1_l2128(%rip), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	768(%rdi), %xmm7, %xmm7
+	vpxor	800(%rdi), %xmm8, %xmm8
+	vpxor	832(%rdi), %xmm10, %xmm10
+	vpxor	864(%rdi), %xmm11, %xmm11
+	vpxor	896(%rdi), %xmm12, %xmm12
+	vpxor	928(%rdi), %xmm13, %xmm13
+	vpxor	960(%rdi), %xmm14, %xmm14
+	vpxor	992(%rdi), %xmm15, %xmm15
+	leaq	1024(%rdi), %rax
+	leaq	.Laesgen_bitsliced256_gcm_none_start_bs_rotations128+96(%rip), %rdx
+	movq	$9, %rcx
+.Laesgen_bitsliced256_gcm_none_start_bs_round_6:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rdi)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm7, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm9
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpshufb	(%rdx), %xmm8, %xmm7
+	vpshufb	(%rdx), %xmm5, %xmm9
+	vpshufb	(%rdx), %xmm4, %xmm10
+	vpshufb	(%rdx), %xmm6, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm0, %xmm13
+	vpshufb	(%rdx), %xmm2, %xmm14
+	vpshufb	(%rdx), %xmm3, %xmm15
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm0, %xmm0
+	vpxor	%xmm14, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm10
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm0, %xmm14, %xmm14
+	vpxor	%xmm2, %xmm15, %xmm15
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm11, %xmm11
+	vpxor	%xmm3, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	(%rax), %xmm7, %xmm7
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	vmovdqa	%xmm9, %xmm8
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_none_start_bs_round_6
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm8, %xmm11, %xmm1
+	vpxor	%xmm10, %xmm13, %xmm2
+	vpxor	%xmm12, %xmm15, %xmm3
+	vpxor	%xmm2, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm3, %xmm1
+	vpxor	%xmm10, %xmm15, %xmm5
+	vpxor	%xmm10, %xmm12, %xmm6
+	vpxor	%xmm1, %xmm7, %xmm9
+	vpxor	%xmm0, %xmm1, %xmm10
+	vpxor	%xmm4, %xmm0, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm13
+	vpand	%xmm13, %xmm0, %xmm14
+	vmovdqu	%xmm13, 4096(%rdi)
+	vpxor	%xmm11, %xmm7, %xmm13
+	vmovdqu	%xmm9, 4112(%rdi)
+	vpand	%xmm12, %xmm7, %xmm9
+	vmovdqu	%xmm7, 4128(%rdi)
+	vpand	%xmm10, %xmm5, %xmm7
+	vmovdqu	%xmm12, 4144(%rdi)
+	vpand	%xmm11, %xmm3, %xmm12
+	vmovdqu	%xmm11, 4160(%rdi)
+	vpxor	%xmm2, %xmm3, %xmm11
+	vmovdqu	%xmm3, 4176(%rdi)
+	vpand	%xmm11, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm12, %xmm3
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm12
+	vpxor	%xmm7, %xmm8, %xmm7
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm0, %xmm15, %xmm15
+	vmovdqu	%xmm11, 4192(%rdi)
+	vpand	%xmm4, %xmm8, %xmm11
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm8, %xmm11
+	vmovdqu	%xmm5, 4208(%rdi)
+	vpand	%xmm13, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm11, %xmm5
+	vpxor	%xmm6, %xmm8, %xmm7
+	vmovdqu	%xmm6, 4224(%rdi)
+	vpand	%xmm7, %xmm1, %xmm6
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm6, %xmm12
+	vpxor	%xmm12, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm3
+	vpxor	4144(%rdi), %xmm7, %xmm6
+	vpand	4112(%rdi), %xmm6, %xmm11
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpand	%xmm3, %xmm2, %xmm11
+	vpxor	%xmm11, %xmm3, %xmm11
+	vpxor	%xmm2, %xmm9, %xmm12
+	vpxor	%xmm3, %xmm5, %xmm14
+	vmovdqu	%xmm10, 4240(%rdi)
+	vpand	%xmm14, %xmm12, %xmm10
+	vpxor	%xmm11, %xmm10, %xmm11
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm2, %xmm11
+	vmovdqu	%xmm0, 4256(%rdi)
+	vpand	%xmm11, %xmm9, %xmm0
+	vpand	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm14, %xmm9
+	vpand	%xmm9, %xmm2, %xmm2
+	vpand	%xmm11, %xmm5, %xmm5
+	vpxor	%xmm11, %xmm9, %xmm10
+	vpand	%xmm9, %xmm3, %xmm3
+	vpand	%xmm10, %xmm14, %xmm9
+	vpand	%xmm10, %xmm12, %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpand	%xmm0, %xmm13, %xmm10
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpand	%xmm0, %xmm15, %xmm9
+	vpand	4096(%rdi), %xmm2, %xmm11
+	vpand	%xmm3, %xmm6, %xmm6
+	vpand	4112(%rdi), %xmm3, %xmm12
+	vpand	4144(%rdi), %xmm5, %xmm13
+	vpand	4128(%rdi), %xmm5, %xmm14
+	vpxor	%xmm2, %xmm0, %xmm15
+	vpand	%xmm15, %xmm4, %xmm4
+	vpand	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm5, %xmm0
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpand	4160(%rdi), %xmm0, %xmm15
+	vpand	%xmm5, %xmm1, %xmm1
+	vpand	%xmm5, %xmm7, %xmm5
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpand	4256(%rdi), %xmm2, %xmm2
+	vpand	4208(%rdi), %xmm3, %xmm7
+	vpxor	%xmm15, %xmm4, %xmm15
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm6, %xmm4
+	vpand	4240(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpand	4176(%rdi), %xmm0, %xmm0
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm9, %xmm5, %xmm9
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpand	4192(%rdi), %xmm3, %xmm9
+	vpand	4224(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm3
+	vpxor	%xmm15, %xmm0, %xmm0
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpxor	%xmm14, %xmm3, %xmm15
+	vpxor	%xmm8, %xmm15, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm3, %xmm12, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpxor	%xmm4, %xmm11, %xmm5
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm4
+	vpxor	%xmm14, %xmm1, %xmm6
+	vpxor	3328(%rdi), %xmm8, %xmm8
+	vpxor	3360(%rdi), %xmm5, %xmm5
+	vpxor	3392(%rdi), %xmm4, %xmm4
+	vpxor	3424(%rdi), %xmm6, %xmm6
+	vpxor	3456(%rdi), %xmm1, %xmm1
+	vpxor	3488(%rdi), %xmm0, %xmm0
+	vpxor	3520(%rdi), %xmm2, %xmm2
+	vpxor	3552(%rdi), %xmm3, %xmm3
+	vpsrlq	$1, %xmm8, %xmm7
+	vpxor	%xmm5, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$1, %xmm4, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrlq	$1, %xmm1, %xmm7
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$1, %xmm2, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m55128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$1, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsrlq	$2, %xmm8, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$2, %xmm5, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpsrlq	$2, %xmm1, %xmm7
+	vpxor	%xmm2, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsrlq	$2, %xmm0, %xmm7
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m33128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsllq	$2, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpsrlq	$4, %xmm8, %xmm7
+	vpxor	%xmm1, %xmm7, %xmm7
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpsllq	$4, %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpsrlq	$4, %xmm5, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrlq	$4, %xmm4, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrlq	$4, %xmm6, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpand	.Laesgen_bitsliced256_gcm_none_start_bs_m0f128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsllq	$4, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vmovdqa	%xmm8, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_none_start_aes_done_2
+.Laesgen_bitsliced256_gcm_none_start_aes_done_2:
+	vmovdqa	%xmm0, 6208(%rdi)
+.Laesgen_bitsliced256_gcm_none_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -31794,9 +39563,6 @@ aesgen_bitsliced256_gcm_none_start:
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_bitsliced256_gcm_none_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -31870,6 +39636,9 @@ aesgen_bitsliced256_gcm_none_start:
 	.p2align	4
 .Laesgen_bitsliced256_gcm_none_start_bs_rot2_l2128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_bitsliced256_gcm_none_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -32472,6 +40241,7 @@ aesgen_bitsliced256_gcm_none_finish_open:
 	orq	%r8, %rcx
 .Laesgen_bitsliced256_gcm_none_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

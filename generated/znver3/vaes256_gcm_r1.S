@@ -1820,8 +1820,6 @@ aesgen_vaes256_gcm_r1_seal:
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
 	movq	$-1, 896(%rbx)
-	cmpq	$0, 888(%rbx)
-	jne	.Laesgen_vaes256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rcx
 	bswapq	%rcx
@@ -2014,6 +2012,155 @@ aesgen_vaes256_gcm_r1_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 888(%rbx)
+	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 784(%rbx)
+	movq	$-1, 896(%rbx)
+	vmovdqa	%xmm0, 848(%rbx)
+	movq	848(%rbx), %rsi
+	bswapq	%rsi
+	movq	856(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	904(%rbx), %rdi
+	jne	.Laesgen_vaes256_gcm_r1_seal_restart_2
+	cmpq	912(%rbx), %rdx
+	je	.Laesgen_vaes256_gcm_r1_seal_same_table_2
+.Laesgen_vaes256_gcm_r1_seal_restart_2:
+	movq	%rdi, 904(%rbx)
+	movq	%rdx, 912(%rbx)
+	movq	$0, 920(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table_2
+.Laesgen_vaes256_gcm_r1_seal_same_table_2:
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_vaes256_gcm_r1_seal_aes_j0128_2
+	cmpl	$192, %edx
+	je	.Laesgen_vaes256_gcm_r1_seal_aes_j0192_2
+.Laesgen_vaes256_gcm_r1_seal_aes_j0256_2:
+	vpand	.Laesgen_vaes256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 896(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r1_seal_aes_j0128_2:
+	vpand	.Laesgen_vaes256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 896(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r1_seal_aes_j0192_2:
+	vpand	.Laesgen_vaes256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 896(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_j0_done_2
+.Laesgen_vaes256_gcm_r1_seal_aes_j0_done_2:
+	vmovdqa	%xmm0, 768(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_have_j0
 .Laesgen_vaes256_gcm_r1_seal_long_nonce:
 	movq	$1, 888(%rbx)
@@ -2294,51 +2441,17 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 800(%rbx)
 	movq	$0, 872(%rbx)
-.Laesgen_vaes256_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 784(%rbx)
 	movq	$-1, 896(%rbx)
-	cmpq	$0, 888(%rbx)
-	jne	.Laesgen_vaes256_gcm_r1_seal_same_table_2
-	vmovdqa	%xmm0, 848(%rbx)
-	movq	848(%rbx), %rsi
-	bswapq	%rsi
-	movq	856(%rbx), %rdx
-	bswapq	%rdx
-	movabsq	$0xff0000000000, %rdi
-	andq	%rdx, %rdi
-	movabsq	$0xff00000000ff0000, %rdx
-	andq	%rsi, %rdx
-	cmpq	904(%rbx), %rdi
-	jne	.Laesgen_vaes256_gcm_r1_seal_restart_2
-	cmpq	912(%rbx), %rdx
-	je	.Laesgen_vaes256_gcm_r1_seal_same_table_2
-.Laesgen_vaes256_gcm_r1_seal_restart_2:
-	movq	%rdi, 904(%rbx)
-	movq	%rdx, 912(%rbx)
-	movq	$0, 920(%rbx)
-	movq	$0, 928(%rbx)
-	movq	$1, 936(%rbx)
-	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table_2
-.Laesgen_vaes256_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_vaes256_gcm_r1_seal_aes_j0128_2
+	je	.Laesgen_vaes256_gcm_r1_seal_aes128
 	cmpl	$192, %edx
-	je	.Laesgen_vaes256_gcm_r1_seal_aes_j0192_2
-.Laesgen_vaes256_gcm_r1_seal_aes_j0256_2:
-	vpand	.Laesgen_vaes256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 896(%rbx)
+	je	.Laesgen_vaes256_gcm_r1_seal_aes192
+.Laesgen_vaes256_gcm_r1_seal_aes256:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2369,19 +2482,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_j0_done_2
-.Laesgen_vaes256_gcm_r1_seal_aes_j0128_2:
-	vpand	.Laesgen_vaes256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 896(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_done
+.Laesgen_vaes256_gcm_r1_seal_aes128:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2404,19 +2506,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_j0_done_2
-.Laesgen_vaes256_gcm_r1_seal_aes_j0192_2:
-	vpand	.Laesgen_vaes256_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 896(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_done
+.Laesgen_vaes256_gcm_r1_seal_aes192:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2443,9 +2534,10 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_j0_done_2
-.Laesgen_vaes256_gcm_r1_seal_aes_j0_done_2:
+	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_done
+.Laesgen_vaes256_gcm_r1_seal_aes_done:
 	vmovdqa	%xmm0, 768(%rbx)
+.Laesgen_vaes256_gcm_r1_seal_have_j0:
 	vmovdqa	800(%rbx), %xmm0
 	movq	864(%rbx), %rdx
 	addq	%rax, 864(%rbx)
@@ -3473,6 +3565,7 @@ aesgen_vaes256_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_gcm_r1_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_gcm_r1_open_done
@@ -3584,8 +3677,6 @@ aesgen_vaes256_gcm_r1_open:
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
 	movq	$-1, 896(%rbx)
-	cmpq	$0, 888(%rbx)
-	jne	.Laesgen_vaes256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rcx
 	bswapq	%rcx
@@ -3778,6 +3869,155 @@ aesgen_vaes256_gcm_r1_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 888(%rbx)
+	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 784(%rbx)
+	movq	$-1, 896(%rbx)
+	vmovdqa	%xmm0, 848(%rbx)
+	movq	848(%rbx), %rdx
+	bswapq	%rdx
+	movq	856(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	904(%rbx), %rsi
+	jne	.Laesgen_vaes256_gcm_r1_open_restart_2
+	cmpq	912(%rbx), %rax
+	je	.Laesgen_vaes256_gcm_r1_open_same_table_2
+.Laesgen_vaes256_gcm_r1_open_restart_2:
+	movq	%rsi, 904(%rbx)
+	movq	%rax, 912(%rbx)
+	movq	$0, 920(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_open_same_table_2
+.Laesgen_vaes256_gcm_r1_open_same_table_2:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes256_gcm_r1_open_aes_j0128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes256_gcm_r1_open_aes_j0192_2
+.Laesgen_vaes256_gcm_r1_open_aes_j0256_2:
+	vpand	.Laesgen_vaes256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 896(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r1_open_aes_j0128_2:
+	vpand	.Laesgen_vaes256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 896(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r1_open_aes_j0192_2:
+	vpand	.Laesgen_vaes256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rbx)
+	vmovdqa	%xmm2, 976(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 896(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_open_aes_j0_done_2
+.Laesgen_vaes256_gcm_r1_open_aes_j0_done_2:
+	vmovdqa	%xmm0, 768(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_open_have_j0
 .Laesgen_vaes256_gcm_r1_open_long_nonce:
 	movq	$1, 888(%rbx)
@@ -4058,51 +4298,17 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 800(%rbx)
 	movq	$0, 872(%rbx)
-.Laesgen_vaes256_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 784(%rbx)
 	movq	$-1, 896(%rbx)
-	cmpq	$0, 888(%rbx)
-	jne	.Laesgen_vaes256_gcm_r1_open_same_table_2
-	vmovdqa	%xmm0, 848(%rbx)
-	movq	848(%rbx), %rdx
-	bswapq	%rdx
-	movq	856(%rbx), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	904(%rbx), %rsi
-	jne	.Laesgen_vaes256_gcm_r1_open_restart_2
-	cmpq	912(%rbx), %rax
-	je	.Laesgen_vaes256_gcm_r1_open_same_table_2
-.Laesgen_vaes256_gcm_r1_open_restart_2:
-	movq	%rsi, 904(%rbx)
-	movq	%rax, 912(%rbx)
-	movq	$0, 920(%rbx)
-	movq	$0, 928(%rbx)
-	movq	$1, 936(%rbx)
-	jmp	.Laesgen_vaes256_gcm_r1_open_same_table_2
-.Laesgen_vaes256_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r1_open_aes_j0128_2
+	je	.Laesgen_vaes256_gcm_r1_open_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r1_open_aes_j0192_2
-.Laesgen_vaes256_gcm_r1_open_aes_j0256_2:
-	vpand	.Laesgen_vaes256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 896(%rbx)
+	je	.Laesgen_vaes256_gcm_r1_open_aes192
+.Laesgen_vaes256_gcm_r1_open_aes256:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4133,19 +4339,8 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_open_aes_j0_done_2
-.Laesgen_vaes256_gcm_r1_open_aes_j0128_2:
-	vpand	.Laesgen_vaes256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 896(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_open_aes_done
+.Laesgen_vaes256_gcm_r1_open_aes128:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4168,19 +4363,8 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_open_aes_j0_done_2
-.Laesgen_vaes256_gcm_r1_open_aes_j0192_2:
-	vpand	.Laesgen_vaes256_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 896(%rbx)
+	jmp	.Laesgen_vaes256_gcm_r1_open_aes_done
+.Laesgen_vaes256_gcm_r1_open_aes192:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4207,9 +4391,10 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_open_aes_j0_done_2
-.Laesgen_vaes256_gcm_r1_open_aes_j0_done_2:
+	jmp	.Laesgen_vaes256_gcm_r1_open_aes_done
+.Laesgen_vaes256_gcm_r1_open_aes_done:
 	vmovdqa	%xmm0, 768(%rbx)
+.Laesgen_vaes256_gcm_r1_open_have_j0:
 	vmovdqa	800(%rbx), %xmm0
 	movq	864(%rbx), %rax
 	addq	%rdi, 864(%rbx)
@@ -4574,6 +4759,7 @@ aesgen_vaes256_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_vaes256_gcm_r1_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_gcm_r1_open_done
@@ -4724,6 +4910,155 @@ aesgen_vaes256_gcm_r1_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 888(%rdi)
+	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 784(%rdi)
+	movq	$-1, 896(%rdi)
+	vmovdqa	%xmm0, 848(%rdi)
+	movq	848(%rdi), %rcx
+	bswapq	%rcx
+	movq	856(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	904(%rdi), %rdx
+	jne	.Laesgen_vaes256_gcm_r1_start_restart
+	cmpq	912(%rdi), %rax
+	je	.Laesgen_vaes256_gcm_r1_start_same_table
+.Laesgen_vaes256_gcm_r1_start_restart:
+	movq	%rdx, 904(%rdi)
+	movq	%rax, 912(%rdi)
+	movq	$0, 920(%rdi)
+	movq	$0, 928(%rdi)
+	movq	$1, 936(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_start_same_table
+.Laesgen_vaes256_gcm_r1_start_same_table:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes256_gcm_r1_start_aes_j0128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes256_gcm_r1_start_aes_j0192
+.Laesgen_vaes256_gcm_r1_start_aes_j0256:
+	vpand	.Laesgen_vaes256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 896(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_start_aes_j0_done
+.Laesgen_vaes256_gcm_r1_start_aes_j0128:
+	vpand	.Laesgen_vaes256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 896(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_start_aes_j0_done
+.Laesgen_vaes256_gcm_r1_start_aes_j0192:
+	vpand	.Laesgen_vaes256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 960(%rdi)
+	vmovdqa	%xmm2, 976(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 896(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_r1_start_aes_j0_done
+.Laesgen_vaes256_gcm_r1_start_aes_j0_done:
+	vmovdqa	%xmm0, 768(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_start_have_j0
 .Laesgen_vaes256_gcm_r1_start_long_nonce:
 	movq	$1, 888(%rdi)
@@ -5004,51 +5339,17 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 800(%rdi)
 	movq	$0, 872(%rdi)
-.Laesgen_vaes256_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 784(%rdi)
 	movq	$-1, 896(%rdi)
-	cmpq	$0, 888(%rdi)
-	jne	.Laesgen_vaes256_gcm_r1_start_same_table
-	vmovdqa	%xmm0, 848(%rdi)
-	movq	848(%rdi), %rcx
-	bswapq	%rcx
-	movq	856(%rdi), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rdx
-	andq	%rax, %rdx
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rcx, %rax
-	cmpq	904(%rdi), %rdx
-	jne	.Laesgen_vaes256_gcm_r1_start_restart
-	cmpq	912(%rdi), %rax
-	je	.Laesgen_vaes256_gcm_r1_start_same_table
-.Laesgen_vaes256_gcm_r1_start_restart:
-	movq	%rdx, 904(%rdi)
-	movq	%rax, 912(%rdi)
-	movq	$0, 920(%rdi)
-	movq	$0, 928(%rdi)
-	movq	$1, 936(%rdi)
-	jmp	.Laesgen_vaes256_gcm_r1_start_same_table
-.Laesgen_vaes256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_r1_start_aes_j0128
+	je	.Laesgen_vaes256_gcm_r1_start_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_r1_start_aes_j0192
-.Laesgen_vaes256_gcm_r1_start_aes_j0256:
-	vpand	.Laesgen_vaes256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 896(%rdi)
+	je	.Laesgen_vaes256_gcm_r1_start_aes192
+.Laesgen_vaes256_gcm_r1_start_aes256:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5079,19 +5380,8 @@ aesgen_vaes256_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_start_aes_j0_done
-.Laesgen_vaes256_gcm_r1_start_aes_j0128:
-	vpand	.Laesgen_vaes256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 896(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_start_aes_done
+.Laesgen_vaes256_gcm_r1_start_aes128:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5114,19 +5404,8 @@ aesgen_vaes256_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_start_aes_j0_done
-.Laesgen_vaes256_gcm_r1_start_aes_j0192:
-	vpand	.Laesgen_vaes256_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 896(%rdi)
+	jmp	.Laesgen_vaes256_gcm_r1_start_aes_done
+.Laesgen_vaes256_gcm_r1_start_aes192:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5153,9 +5432,10 @@ aesgen_vaes256_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_r1_start_aes_j0_done
-.Laesgen_vaes256_gcm_r1_start_aes_j0_done:
+	jmp	.Laesgen_vaes256_gcm_r1_start_aes_done
+.Laesgen_vaes256_gcm_r1_start_aes_done:
 	vmovdqa	%xmm0, 768(%rdi)
+.Laesgen_vaes256_gcm_r1_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5172,14 +5452,14 @@ aesgen_vaes256_gcm_r1_start:
 .Laesgen_vaes256_gcm_r1_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes256_gcm_r1_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_vaes256_gcm_r1_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes256_gcm_r1_start_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.p2align	4
+.Laesgen_vaes256_gcm_r1_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -5782,6 +6062,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 	orq	%r8, %rcx
 .Laesgen_vaes256_gcm_r1_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

@@ -1798,6 +1798,100 @@ aesgen_aesni_gcm_none_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_aesni_gcm_none_seal_aes128_2
+	cmpl	$192, %edx
+	je	.Laesgen_aesni_gcm_none_seal_aes192_2
+.Laesgen_aesni_gcm_none_seal_aes256_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
+.Laesgen_aesni_gcm_none_seal_aes128_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
+.Laesgen_aesni_gcm_none_seal_aes192_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
+.Laesgen_aesni_gcm_none_seal_aes_done_2:
+	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	$1, 632(%rbx)
@@ -2078,16 +2172,16 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_aesni_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_none_seal_aes128_2
+	je	.Laesgen_aesni_gcm_none_seal_aes128_3
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_none_seal_aes192_2
-.Laesgen_aesni_gcm_none_seal_aes256_2:
+	je	.Laesgen_aesni_gcm_none_seal_aes192_3
+.Laesgen_aesni_gcm_none_seal_aes256_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2118,8 +2212,8 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
-.Laesgen_aesni_gcm_none_seal_aes128_2:
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_3
+.Laesgen_aesni_gcm_none_seal_aes128_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2142,8 +2236,8 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
-.Laesgen_aesni_gcm_none_seal_aes192_2:
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_3
+.Laesgen_aesni_gcm_none_seal_aes192_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2170,9 +2264,10 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_2
-.Laesgen_aesni_gcm_none_seal_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_none_seal_aes_done_3
+.Laesgen_aesni_gcm_none_seal_aes_done_3:
 	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_none_seal_have_j0:
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
 	addq	%rax, 608(%rbx)
@@ -3197,6 +3292,7 @@ aesgen_aesni_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_none_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_open_done
@@ -3445,6 +3541,100 @@ aesgen_aesni_gcm_none_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_none_open_aes128_2
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_none_open_aes192_2
+.Laesgen_aesni_gcm_none_open_aes256_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
+.Laesgen_aesni_gcm_none_open_aes128_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
+.Laesgen_aesni_gcm_none_open_aes192_2:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
+.Laesgen_aesni_gcm_none_open_aes_done_2:
+	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	$1, 632(%rbx)
@@ -3725,16 +3915,16 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_aesni_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_none_open_aes128_2
+	je	.Laesgen_aesni_gcm_none_open_aes128_3
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_none_open_aes192_2
-.Laesgen_aesni_gcm_none_open_aes256_2:
+	je	.Laesgen_aesni_gcm_none_open_aes192_3
+.Laesgen_aesni_gcm_none_open_aes256_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3765,8 +3955,8 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
-.Laesgen_aesni_gcm_none_open_aes128_2:
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_3
+.Laesgen_aesni_gcm_none_open_aes128_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3789,8 +3979,8 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
-.Laesgen_aesni_gcm_none_open_aes192_2:
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_3
+.Laesgen_aesni_gcm_none_open_aes192_3:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3817,9 +4007,10 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_open_aes_done_2
-.Laesgen_aesni_gcm_none_open_aes_done_2:
+	jmp	.Laesgen_aesni_gcm_none_open_aes_done_3
+.Laesgen_aesni_gcm_none_open_aes_done_3:
 	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_none_open_have_j0:
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
 	addq	%rdi, 608(%rbx)
@@ -4184,6 +4375,7 @@ aesgen_aesni_gcm_none_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_none_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_open_done
@@ -4331,6 +4523,100 @@ aesgen_aesni_gcm_none_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rdi)
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_none_start_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_none_start_aes192
+.Laesgen_aesni_gcm_none_start_aes256:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done
+.Laesgen_aesni_gcm_none_start_aes128:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done
+.Laesgen_aesni_gcm_none_start_aes192:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done
+.Laesgen_aesni_gcm_none_start_aes_done:
+	vmovdqa	%xmm0, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	$1, 632(%rdi)
@@ -4611,16 +4897,16 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rdi)
 	movq	$0, 616(%rdi)
-.Laesgen_aesni_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_none_start_aes128
+	je	.Laesgen_aesni_gcm_none_start_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_none_start_aes192
-.Laesgen_aesni_gcm_none_start_aes256:
+	je	.Laesgen_aesni_gcm_none_start_aes192_2
+.Laesgen_aesni_gcm_none_start_aes256_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4651,8 +4937,8 @@ aesgen_aesni_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_start_aes_done
-.Laesgen_aesni_gcm_none_start_aes128:
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done_2
+.Laesgen_aesni_gcm_none_start_aes128_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4675,8 +4961,8 @@ aesgen_aesni_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_start_aes_done
-.Laesgen_aesni_gcm_none_start_aes192:
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done_2
+.Laesgen_aesni_gcm_none_start_aes192_2:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4703,9 +4989,10 @@ aesgen_aesni_gcm_none_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_none_start_aes_done
-.Laesgen_aesni_gcm_none_start_aes_done:
+	jmp	.Laesgen_aesni_gcm_none_start_aes_done_2
+.Laesgen_aesni_gcm_none_start_aes_done_2:
 	vmovdqa	%xmm0, 512(%rdi)
+.Laesgen_aesni_gcm_none_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4722,11 +5009,11 @@ aesgen_aesni_gcm_none_start:
 .Laesgen_aesni_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_none_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_aesni_gcm_none_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -5329,6 +5616,7 @@ aesgen_aesni_gcm_none_finish_open:
 	orq	%r8, %rcx
 .Laesgen_aesni_gcm_none_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

@@ -3183,8 +3183,6 @@ aesgen_gfni128_gcm_r1_seal:
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_gfni128_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3631,293 +3629,10 @@ aesgen_gfni128_gcm_r1_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rbx)
-	jmp	.Laesgen_gfni128_gcm_r1_seal_have_j0
-.Laesgen_gfni128_gcm_r1_seal_long_nonce:
-	movq	$1, 632(%rbx)
-	movq	%rdx, %rdi
-	shlq	$3, %rdi
-	vmovdqa	544(%rbx), %xmm0
-	movq	616(%rbx), %r10
-	addq	%rdx, 616(%rbx)
-	andq	$15, %r10
-	je	.Laesgen_gfni128_gcm_r1_seal_whole
-	movq	$16, %r11
-	subq	%r10, %r11
-	cmpq	%rdx, %r11
-	cmovaq	%rdx, %r11
-	leaq	560(%rbx,%r10,1), %r12
-	movq	%rsi, %rbp
-	testq	$8, %r11
-	je	.Laesgen_gfni128_gcm_r1_seal_no8_6
-	movq	(%rbp), %r13
-	movq	%r13, (%r12)
-	addq	$8, %rbp
-	addq	$8, %r12
-.Laesgen_gfni128_gcm_r1_seal_no8_6:
-	testq	$4, %r11
-	je	.Laesgen_gfni128_gcm_r1_seal_no4_6
-	movl	(%rbp), %r13d
-	movl	%r13d, (%r12)
-	addq	$4, %rbp
-	addq	$4, %r12
-.Laesgen_gfni128_gcm_r1_seal_no4_6:
-	testq	$2, %r11
-	je	.Laesgen_gfni128_gcm_r1_seal_no2_6
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-	movzbl	1(%rbp), %r13d
-	movb	%r13b, 1(%r12)
-	addq	$2, %rbp
-	addq	$2, %r12
-.Laesgen_gfni128_gcm_r1_seal_no2_6:
-	testq	$1, %r11
-	je	.Laesgen_gfni128_gcm_r1_seal_no1_6
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-.Laesgen_gfni128_gcm_r1_seal_no1_6:
-	addq	%r11, %rsi
-	subq	%r11, %rdx
-	addq	%r11, %r10
-	cmpq	$16, %r10
-	jne	.Laesgen_gfni128_gcm_r1_seal_absorbed
-	vmovdqa	560(%rbx), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rbx)
-.Laesgen_gfni128_gcm_r1_seal_whole:
-.Laesgen_gfni128_gcm_r1_seal_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_gfni128_gcm_r1_seal_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_gfni128_gcm_r1_seal_hash8
-.Laesgen_gfni128_gcm_r1_seal_hashed8:
-.Laesgen_gfni128_gcm_r1_seal_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_gfni128_gcm_r1_seal_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_gfni128_gcm_r1_seal_hash1
-.Laesgen_gfni128_gcm_r1_seal_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_gfni128_gcm_r1_seal_absorbed
-	leaq	560(%rbx), %r10
-	testq	$8, %rdx
-	je	.Laesgen_gfni128_gcm_r1_seal_no8_7
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
-	addq	$8, %rsi
-	addq	$8, %r10
-.Laesgen_gfni128_gcm_r1_seal_no8_7:
-	testq	$4, %rdx
-	je	.Laesgen_gfni128_gcm_r1_seal_no4_7
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %rsi
-	addq	$4, %r10
-.Laesgen_gfni128_gcm_r1_seal_no4_7:
-	testq	$2, %rdx
-	je	.Laesgen_gfni128_gcm_r1_seal_no2_7
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
-	addq	$2, %r10
-.Laesgen_gfni128_gcm_r1_seal_no2_7:
-	testq	$1, %rdx
-	je	.Laesgen_gfni128_gcm_r1_seal_no1_7
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_gfni128_gcm_r1_seal_no1_7:
-.Laesgen_gfni128_gcm_r1_seal_absorbed:
-	vmovdqa	%xmm0, 544(%rbx)
-	vmovdqa	544(%rbx), %xmm0
-	movq	616(%rbx), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_gfni128_gcm_r1_seal_flushed
-	vmovdqa	560(%rbx), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rbx)
-.Laesgen_gfni128_gcm_r1_seal_flushed:
-	vmovq	%rdi, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rbx)
-	movq	$0, 616(%rbx)
-.Laesgen_gfni128_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_gfni128_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -4317,6 +4032,619 @@ aesgen_gfni128_gcm_r1_seal:
 	jmp	.Laesgen_gfni128_gcm_r1_seal_aes_j0_done_2
 .Laesgen_gfni128_gcm_r1_seal_aes_j0_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
+	jmp	.Laesgen_gfni128_gcm_r1_seal_have_j0
+.Laesgen_gfni128_gcm_r1_seal_long_nonce:
+	movq	$1, 632(%rbx)
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
+	andq	$15, %r10
+	je	.Laesgen_gfni128_gcm_r1_seal_whole
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	560(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
+	testq	$8, %r11
+	je	.Laesgen_gfni128_gcm_r1_seal_no8_6
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
+	addq	$8, %rbp
+	addq	$8, %r12
+.Laesgen_gfni128_gcm_r1_seal_no8_6:
+	testq	$4, %r11
+	je	.Laesgen_gfni128_gcm_r1_seal_no4_6
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
+	addq	$4, %rbp
+	addq	$4, %r12
+.Laesgen_gfni128_gcm_r1_seal_no4_6:
+	testq	$2, %r11
+	je	.Laesgen_gfni128_gcm_r1_seal_no2_6
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
+	addq	$2, %rbp
+	addq	$2, %r12
+.Laesgen_gfni128_gcm_r1_seal_no2_6:
+	testq	$1, %r11
+	je	.Laesgen_gfni128_gcm_r1_seal_no1_6
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+.Laesgen_gfni128_gcm_r1_seal_no1_6:
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
+	jne	.Laesgen_gfni128_gcm_r1_seal_absorbed
+	vmovdqa	560(%rbx), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 560(%rbx)
+.Laesgen_gfni128_gcm_r1_seal_whole:
+.Laesgen_gfni128_gcm_r1_seal_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_gfni128_gcm_r1_seal_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_gfni128_gcm_r1_seal_hash8
+.Laesgen_gfni128_gcm_r1_seal_hashed8:
+.Laesgen_gfni128_gcm_r1_seal_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_gfni128_gcm_r1_seal_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_gfni128_gcm_r1_seal_hash1
+.Laesgen_gfni128_gcm_r1_seal_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_gfni128_gcm_r1_seal_absorbed
+	leaq	560(%rbx), %r10
+	testq	$8, %rdx
+	je	.Laesgen_gfni128_gcm_r1_seal_no8_7
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rsi
+	addq	$8, %r10
+.Laesgen_gfni128_gcm_r1_seal_no8_7:
+	testq	$4, %rdx
+	je	.Laesgen_gfni128_gcm_r1_seal_no4_7
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rsi
+	addq	$4, %r10
+.Laesgen_gfni128_gcm_r1_seal_no4_7:
+	testq	$2, %rdx
+	je	.Laesgen_gfni128_gcm_r1_seal_no2_7
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rsi
+	addq	$2, %r10
+.Laesgen_gfni128_gcm_r1_seal_no2_7:
+	testq	$1, %rdx
+	je	.Laesgen_gfni128_gcm_r1_seal_no1_7
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_gfni128_gcm_r1_seal_no1_7:
+.Laesgen_gfni128_gcm_r1_seal_absorbed:
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
+	testq	$15, %rdx
+	je	.Laesgen_gfni128_gcm_r1_seal_flushed
+	vmovdqa	560(%rbx), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 560(%rbx)
+.Laesgen_gfni128_gcm_r1_seal_flushed:
+	vmovq	%rdi, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 528(%rbx)
+	movq	$-1, 640(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_gfni128_gcm_r1_seal_aes128
+	cmpl	$192, %edx
+	je	.Laesgen_gfni128_gcm_r1_seal_aes192
+.Laesgen_gfni128_gcm_r1_seal_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_seal_aes_done
+.Laesgen_gfni128_gcm_r1_seal_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_seal_aes_done
+.Laesgen_gfni128_gcm_r1_seal_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_seal_aes_done
+.Laesgen_gfni128_gcm_r1_seal_aes_done:
+	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_gfni128_gcm_r1_seal_have_j0:
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
 	addq	%rax, 608(%rbx)
@@ -6551,6 +6879,7 @@ aesgen_gfni128_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_gfni128_gcm_r1_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_gfni128_gcm_r1_open_done
@@ -6662,8 +6991,6 @@ aesgen_gfni128_gcm_r1_open:
 	vpaddd	.Laesgen_gfni128_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_gfni128_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -7110,293 +7437,10 @@ aesgen_gfni128_gcm_r1_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rbx)
-	jmp	.Laesgen_gfni128_gcm_r1_open_have_j0
-.Laesgen_gfni128_gcm_r1_open_long_nonce:
-	movq	$1, 632(%rbx)
-	movq	%rdx, %rax
-	shlq	$3, %rax
-	vmovdqa	544(%rbx), %xmm0
-	movq	616(%rbx), %r10
-	addq	%rdx, 616(%rbx)
-	andq	$15, %r10
-	je	.Laesgen_gfni128_gcm_r1_open_whole
-	movq	$16, %r11
-	subq	%r10, %r11
-	cmpq	%rdx, %r11
-	cmovaq	%rdx, %r11
-	leaq	560(%rbx,%r10,1), %r12
-	movq	%rsi, %rbp
-	testq	$8, %r11
-	je	.Laesgen_gfni128_gcm_r1_open_no8_5
-	movq	(%rbp), %r13
-	movq	%r13, (%r12)
-	addq	$8, %rbp
-	addq	$8, %r12
-.Laesgen_gfni128_gcm_r1_open_no8_5:
-	testq	$4, %r11
-	je	.Laesgen_gfni128_gcm_r1_open_no4_5
-	movl	(%rbp), %r13d
-	movl	%r13d, (%r12)
-	addq	$4, %rbp
-	addq	$4, %r12
-.Laesgen_gfni128_gcm_r1_open_no4_5:
-	testq	$2, %r11
-	je	.Laesgen_gfni128_gcm_r1_open_no2_5
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-	movzbl	1(%rbp), %r13d
-	movb	%r13b, 1(%r12)
-	addq	$2, %rbp
-	addq	$2, %r12
-.Laesgen_gfni128_gcm_r1_open_no2_5:
-	testq	$1, %r11
-	je	.Laesgen_gfni128_gcm_r1_open_no1_5
-	movzbl	(%rbp), %r13d
-	movb	%r13b, (%r12)
-.Laesgen_gfni128_gcm_r1_open_no1_5:
-	addq	%r11, %rsi
-	subq	%r11, %rdx
-	addq	%r11, %r10
-	cmpq	$16, %r10
-	jne	.Laesgen_gfni128_gcm_r1_open_absorbed
-	vmovdqa	560(%rbx), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rbx)
-.Laesgen_gfni128_gcm_r1_open_whole:
-.Laesgen_gfni128_gcm_r1_open_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_gfni128_gcm_r1_open_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_gfni128_gcm_r1_open_hash8
-.Laesgen_gfni128_gcm_r1_open_hashed8:
-.Laesgen_gfni128_gcm_r1_open_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_gfni128_gcm_r1_open_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_gfni128_gcm_r1_open_hash1
-.Laesgen_gfni128_gcm_r1_open_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_gfni128_gcm_r1_open_absorbed
-	leaq	560(%rbx), %r10
-	testq	$8, %rdx
-	je	.Laesgen_gfni128_gcm_r1_open_no8_6
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
-	addq	$8, %rsi
-	addq	$8, %r10
-.Laesgen_gfni128_gcm_r1_open_no8_6:
-	testq	$4, %rdx
-	je	.Laesgen_gfni128_gcm_r1_open_no4_6
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %rsi
-	addq	$4, %r10
-.Laesgen_gfni128_gcm_r1_open_no4_6:
-	testq	$2, %rdx
-	je	.Laesgen_gfni128_gcm_r1_open_no2_6
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
-	addq	$2, %r10
-.Laesgen_gfni128_gcm_r1_open_no2_6:
-	testq	$1, %rdx
-	je	.Laesgen_gfni128_gcm_r1_open_no1_6
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_gfni128_gcm_r1_open_no1_6:
-.Laesgen_gfni128_gcm_r1_open_absorbed:
-	vmovdqa	%xmm0, 544(%rbx)
-	vmovdqa	544(%rbx), %xmm0
-	movq	616(%rbx), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_gfni128_gcm_r1_open_flushed
-	vmovdqa	560(%rbx), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rbx)
-.Laesgen_gfni128_gcm_r1_open_flushed:
-	vmovq	%rax, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
-	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
-	vpclmulqdq	$1, 368(%rbx), %xmm0, %xmm3
-	vpclmulqdq	$16, 368(%rbx), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rbx)
-	movq	$0, 616(%rbx)
-.Laesgen_gfni128_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_gfni128_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -7796,6 +7840,619 @@ aesgen_gfni128_gcm_r1_open:
 	jmp	.Laesgen_gfni128_gcm_r1_open_aes_j0_done_2
 .Laesgen_gfni128_gcm_r1_open_aes_j0_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
+	jmp	.Laesgen_gfni128_gcm_r1_open_have_j0
+.Laesgen_gfni128_gcm_r1_open_long_nonce:
+	movq	$1, 632(%rbx)
+	movq	%rdx, %rax
+	shlq	$3, %rax
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %r10
+	addq	%rdx, 616(%rbx)
+	andq	$15, %r10
+	je	.Laesgen_gfni128_gcm_r1_open_whole
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	560(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
+	testq	$8, %r11
+	je	.Laesgen_gfni128_gcm_r1_open_no8_5
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
+	addq	$8, %rbp
+	addq	$8, %r12
+.Laesgen_gfni128_gcm_r1_open_no8_5:
+	testq	$4, %r11
+	je	.Laesgen_gfni128_gcm_r1_open_no4_5
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
+	addq	$4, %rbp
+	addq	$4, %r12
+.Laesgen_gfni128_gcm_r1_open_no4_5:
+	testq	$2, %r11
+	je	.Laesgen_gfni128_gcm_r1_open_no2_5
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
+	addq	$2, %rbp
+	addq	$2, %r12
+.Laesgen_gfni128_gcm_r1_open_no2_5:
+	testq	$1, %r11
+	je	.Laesgen_gfni128_gcm_r1_open_no1_5
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+.Laesgen_gfni128_gcm_r1_open_no1_5:
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
+	jne	.Laesgen_gfni128_gcm_r1_open_absorbed
+	vmovdqa	560(%rbx), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 560(%rbx)
+.Laesgen_gfni128_gcm_r1_open_whole:
+.Laesgen_gfni128_gcm_r1_open_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_gfni128_gcm_r1_open_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rbx), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_gfni128_gcm_r1_open_hash8
+.Laesgen_gfni128_gcm_r1_open_hashed8:
+.Laesgen_gfni128_gcm_r1_open_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_gfni128_gcm_r1_open_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_gfni128_gcm_r1_open_hash1
+.Laesgen_gfni128_gcm_r1_open_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_gfni128_gcm_r1_open_absorbed
+	leaq	560(%rbx), %r10
+	testq	$8, %rdx
+	je	.Laesgen_gfni128_gcm_r1_open_no8_6
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rsi
+	addq	$8, %r10
+.Laesgen_gfni128_gcm_r1_open_no8_6:
+	testq	$4, %rdx
+	je	.Laesgen_gfni128_gcm_r1_open_no4_6
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rsi
+	addq	$4, %r10
+.Laesgen_gfni128_gcm_r1_open_no4_6:
+	testq	$2, %rdx
+	je	.Laesgen_gfni128_gcm_r1_open_no2_6
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rsi
+	addq	$2, %r10
+.Laesgen_gfni128_gcm_r1_open_no2_6:
+	testq	$1, %rdx
+	je	.Laesgen_gfni128_gcm_r1_open_no1_6
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_gfni128_gcm_r1_open_no1_6:
+.Laesgen_gfni128_gcm_r1_open_absorbed:
+	vmovdqa	%xmm0, 544(%rbx)
+	vmovdqa	544(%rbx), %xmm0
+	movq	616(%rbx), %rdx
+	testq	$15, %rdx
+	je	.Laesgen_gfni128_gcm_r1_open_flushed
+	vmovdqa	560(%rbx), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 560(%rbx)
+.Laesgen_gfni128_gcm_r1_open_flushed:
+	vmovq	%rax, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rbx)
+	movq	$0, 616(%rbx)
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni128_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 528(%rbx)
+	movq	$-1, 640(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_gfni128_gcm_r1_open_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_gfni128_gcm_r1_open_aes192
+.Laesgen_gfni128_gcm_r1_open_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_open_aes_done
+.Laesgen_gfni128_gcm_r1_open_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_open_aes_done
+.Laesgen_gfni128_gcm_r1_open_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_open_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_open_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_open_aes_done
+.Laesgen_gfni128_gcm_r1_open_aes_done:
+	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_gfni128_gcm_r1_open_have_j0:
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
 	addq	%rdi, 608(%rbx)
@@ -8160,6 +8817,7 @@ aesgen_gfni128_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_gfni128_gcm_r1_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_gfni128_gcm_r1_open_done
@@ -8337,293 +8995,10 @@ aesgen_gfni128_gcm_r1_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rdi)
-	jmp	.Laesgen_gfni128_gcm_r1_start_have_j0
-.Laesgen_gfni128_gcm_r1_start_long_nonce:
-	movq	$1, 632(%rdi)
-	movq	%rdx, %rax
-	shlq	$3, %rax
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
-	addq	%rdx, 616(%rdi)
-	andq	$15, %rcx
-	je	.Laesgen_gfni128_gcm_r1_start_whole
-	movq	$16, %r8
-	subq	%rcx, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	leaq	560(%rdi,%rcx,1), %r10
-	movq	%rsi, %r9
-	testq	$8, %r8
-	je	.Laesgen_gfni128_gcm_r1_start_no8
-	movq	(%r9), %r11
-	movq	%r11, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-.Laesgen_gfni128_gcm_r1_start_no8:
-	testq	$4, %r8
-	je	.Laesgen_gfni128_gcm_r1_start_no4
-	movl	(%r9), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-.Laesgen_gfni128_gcm_r1_start_no4:
-	testq	$2, %r8
-	je	.Laesgen_gfni128_gcm_r1_start_no2
-	movzbl	(%r9), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%r9), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-.Laesgen_gfni128_gcm_r1_start_no2:
-	testq	$1, %r8
-	je	.Laesgen_gfni128_gcm_r1_start_no1
-	movzbl	(%r9), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_gfni128_gcm_r1_start_no1:
-	addq	%r8, %rsi
-	subq	%r8, %rdx
-	addq	%r8, %rcx
-	cmpq	$16, %rcx
-	jne	.Laesgen_gfni128_gcm_r1_start_absorbed
-	vmovdqa	560(%rdi), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
-.Laesgen_gfni128_gcm_r1_start_whole:
-.Laesgen_gfni128_gcm_r1_start_hash8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_gfni128_gcm_r1_start_hashed8
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rsi), %xmm3
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rsi
-	subq	$128, %rdx
-	jmp	.Laesgen_gfni128_gcm_r1_start_hash8
-.Laesgen_gfni128_gcm_r1_start_hashed8:
-.Laesgen_gfni128_gcm_r1_start_hash1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_gfni128_gcm_r1_start_hashed1
-	vmovdqu	(%rsi), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rsi
-	subq	$16, %rdx
-	jmp	.Laesgen_gfni128_gcm_r1_start_hash1
-.Laesgen_gfni128_gcm_r1_start_hashed1:
-	testq	%rdx, %rdx
-	je	.Laesgen_gfni128_gcm_r1_start_absorbed
-	leaq	560(%rdi), %rcx
-	testq	$8, %rdx
-	je	.Laesgen_gfni128_gcm_r1_start_no8_2
-	movq	(%rsi), %r8
-	movq	%r8, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-.Laesgen_gfni128_gcm_r1_start_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_gfni128_gcm_r1_start_no4_2
-	movl	(%rsi), %r8d
-	movl	%r8d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-.Laesgen_gfni128_gcm_r1_start_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_gfni128_gcm_r1_start_no2_2
-	movzbl	(%rsi), %r8d
-	movb	%r8b, (%rcx)
-	movzbl	1(%rsi), %r8d
-	movb	%r8b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-.Laesgen_gfni128_gcm_r1_start_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_gfni128_gcm_r1_start_no1_2
-	movzbl	(%rsi), %r8d
-	movb	%r8b, (%rcx)
-.Laesgen_gfni128_gcm_r1_start_no1_2:
-.Laesgen_gfni128_gcm_r1_start_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
-	testq	$15, %rcx
-	je	.Laesgen_gfni128_gcm_r1_start_flushed
-	vmovdqa	560(%rdi), %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
-.Laesgen_gfni128_gcm_r1_start_flushed:
-	vmovq	%rax, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
-.Laesgen_gfni128_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rdi)
 	movq	$-1, 640(%rdi)
-	cmpq	$0, 632(%rdi)
-	jne	.Laesgen_gfni128_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -9023,6 +9398,619 @@ aesgen_gfni128_gcm_r1_start:
 	jmp	.Laesgen_gfni128_gcm_r1_start_aes_j0_done
 .Laesgen_gfni128_gcm_r1_start_aes_j0_done:
 	vmovdqa	%xmm0, 512(%rdi)
+	jmp	.Laesgen_gfni128_gcm_r1_start_have_j0
+.Laesgen_gfni128_gcm_r1_start_long_nonce:
+	movq	$1, 632(%rdi)
+	movq	%rdx, %rax
+	shlq	$3, %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
+	andq	$15, %rcx
+	je	.Laesgen_gfni128_gcm_r1_start_whole
+	movq	$16, %r8
+	subq	%rcx, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	leaq	560(%rdi,%rcx,1), %r10
+	movq	%rsi, %r9
+	testq	$8, %r8
+	je	.Laesgen_gfni128_gcm_r1_start_no8
+	movq	(%r9), %r11
+	movq	%r11, (%r10)
+	addq	$8, %r9
+	addq	$8, %r10
+.Laesgen_gfni128_gcm_r1_start_no8:
+	testq	$4, %r8
+	je	.Laesgen_gfni128_gcm_r1_start_no4
+	movl	(%r9), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %r9
+	addq	$4, %r10
+.Laesgen_gfni128_gcm_r1_start_no4:
+	testq	$2, %r8
+	je	.Laesgen_gfni128_gcm_r1_start_no2
+	movzbl	(%r9), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%r9), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %r9
+	addq	$2, %r10
+.Laesgen_gfni128_gcm_r1_start_no2:
+	testq	$1, %r8
+	je	.Laesgen_gfni128_gcm_r1_start_no1
+	movzbl	(%r9), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_gfni128_gcm_r1_start_no1:
+	addq	%r8, %rsi
+	subq	%r8, %rdx
+	addq	%r8, %rcx
+	cmpq	$16, %rcx
+	jne	.Laesgen_gfni128_gcm_r1_start_absorbed
+	vmovdqa	560(%rdi), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 560(%rdi)
+.Laesgen_gfni128_gcm_r1_start_whole:
+.Laesgen_gfni128_gcm_r1_start_hash8:
+	cmpq	$128, %rdx
+	jb	.Laesgen_gfni128_gcm_r1_start_hashed8
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$128, %rsi
+	subq	$128, %rdx
+	jmp	.Laesgen_gfni128_gcm_r1_start_hash8
+.Laesgen_gfni128_gcm_r1_start_hashed8:
+.Laesgen_gfni128_gcm_r1_start_hash1:
+	cmpq	$16, %rdx
+	jb	.Laesgen_gfni128_gcm_r1_start_hashed1
+	vmovdqu	(%rsi), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$16, %rsi
+	subq	$16, %rdx
+	jmp	.Laesgen_gfni128_gcm_r1_start_hash1
+.Laesgen_gfni128_gcm_r1_start_hashed1:
+	testq	%rdx, %rdx
+	je	.Laesgen_gfni128_gcm_r1_start_absorbed
+	leaq	560(%rdi), %rcx
+	testq	$8, %rdx
+	je	.Laesgen_gfni128_gcm_r1_start_no8_2
+	movq	(%rsi), %r8
+	movq	%r8, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+.Laesgen_gfni128_gcm_r1_start_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_gfni128_gcm_r1_start_no4_2
+	movl	(%rsi), %r8d
+	movl	%r8d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+.Laesgen_gfni128_gcm_r1_start_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_gfni128_gcm_r1_start_no2_2
+	movzbl	(%rsi), %r8d
+	movb	%r8b, (%rcx)
+	movzbl	1(%rsi), %r8d
+	movb	%r8b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+.Laesgen_gfni128_gcm_r1_start_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_gfni128_gcm_r1_start_no1_2
+	movzbl	(%rsi), %r8d
+	movb	%r8b, (%rcx)
+.Laesgen_gfni128_gcm_r1_start_no1_2:
+.Laesgen_gfni128_gcm_r1_start_absorbed:
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	testq	$15, %rcx
+	je	.Laesgen_gfni128_gcm_r1_start_flushed
+	vmovdqa	560(%rdi), %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 560(%rdi)
+.Laesgen_gfni128_gcm_r1_start_flushed:
+	vmovq	%rax, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_gfni128_gcm_r1_start_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm1, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni128_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 640(%rdi)
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_gfni128_gcm_r1_start_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_gfni128_gcm_r1_start_aes192
+.Laesgen_gfni128_gcm_r1_start_aes256:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_start_aes_done
+.Laesgen_gfni128_gcm_r1_start_aes128:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_start_aes_done
+.Laesgen_gfni128_gcm_r1_start_aes192:
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r1_start_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_start_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r1_start_aes_done
+.Laesgen_gfni128_gcm_r1_start_aes_done:
+	vmovdqa	%xmm0, 512(%rdi)
+.Laesgen_gfni128_gcm_r1_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -9038,9 +10026,6 @@ aesgen_gfni128_gcm_r1_start:
 	.p2align	4
 .Laesgen_gfni128_gcm_r1_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_gfni128_gcm_r1_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_gfni128_gcm_r1_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
@@ -9074,6 +10059,9 @@ aesgen_gfni128_gcm_r1_start:
 	.p2align	4
 .Laesgen_gfni128_gcm_r1_start_gfni_map_0009020b040d060f08010a030c050e07128:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_gfni128_gcm_r1_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -9676,6 +10664,7 @@ aesgen_gfni128_gcm_r1_finish_open:
 	orq	%r8, %rcx
 .Laesgen_gfni128_gcm_r1_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

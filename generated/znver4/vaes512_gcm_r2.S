@@ -2624,8 +2624,6 @@ aesgen_vaes512_gcm_r2_seal:
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
 	movq	$-1, 2752(%rbx)
-	cmpq	$0, 2744(%rbx)
-	jne	.Laesgen_vaes512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -2830,6 +2828,167 @@ aesgen_vaes512_gcm_r2_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 2744(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2640(%rbx)
+	movq	$-1, 2752(%rbx)
+	vmovdqa64	%xmm0, 2704(%rbx)
+	movq	2704(%rbx), %rdx
+	bswapq	%rdx
+	movq	2712(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	2760(%rbx), %rsi
+	jne	.Laesgen_vaes512_gcm_r2_seal_restart_2
+	cmpq	2768(%rbx), %rax
+	je	.Laesgen_vaes512_gcm_r2_seal_same_table_2
+.Laesgen_vaes512_gcm_r2_seal_restart_2:
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
+	movq	$0, 2776(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table_2
+.Laesgen_vaes512_gcm_r2_seal_same_table_2:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0192_2
+.Laesgen_vaes512_gcm_r2_seal_aes_j0256_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rbx)
+	vmovdqa64	%xmm2, 2832(%rbx)
+	vmovdqa64	%xmm2, 2848(%rbx)
+	vmovdqa64	%xmm2, 2864(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes_j0128_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rbx)
+	vmovdqa64	%xmm2, 2832(%rbx)
+	vmovdqa64	%xmm2, 2848(%rbx)
+	vmovdqa64	%xmm2, 2864(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes_j0192_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rbx)
+	vmovdqa64	%xmm2, 2832(%rbx)
+	vmovdqa64	%xmm2, 2848(%rbx)
+	vmovdqa64	%xmm2, 2864(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2:
+	vmovdqa64	%xmm0, 2624(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_have_j0
 .Laesgen_vaes512_gcm_r2_seal_long_nonce:
 	movq	$1, 2744(%rbx)
@@ -3109,55 +3268,17 @@ aesgen_vaes512_gcm_r2_seal:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2656(%rbx)
 	movq	$0, 2728(%rbx)
-.Laesgen_vaes512_gcm_r2_seal_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 2640(%rbx)
 	movq	$-1, 2752(%rbx)
-	cmpq	$0, 2744(%rbx)
-	jne	.Laesgen_vaes512_gcm_r2_seal_same_table_2
-	vmovdqa64	%xmm0, 2704(%rbx)
-	movq	2704(%rbx), %rdx
-	bswapq	%rdx
-	movq	2712(%rbx), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	2760(%rbx), %rsi
-	jne	.Laesgen_vaes512_gcm_r2_seal_restart_2
-	cmpq	2768(%rbx), %rax
-	je	.Laesgen_vaes512_gcm_r2_seal_same_table_2
-.Laesgen_vaes512_gcm_r2_seal_restart_2:
-	movq	%rsi, 2760(%rbx)
-	movq	%rax, 2768(%rbx)
-	movq	$0, 2776(%rbx)
-	movq	$0, 2784(%rbx)
-	movq	$1, 2792(%rbx)
-	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table_2
-.Laesgen_vaes512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0128_2
+	je	.Laesgen_vaes512_gcm_r2_seal_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0192_2
-.Laesgen_vaes512_gcm_r2_seal_aes_j0256_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rbx)
+	je	.Laesgen_vaes512_gcm_r2_seal_aes192
+.Laesgen_vaes512_gcm_r2_seal_aes256:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3188,23 +3309,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes_j0128_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes128:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3227,23 +3333,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes_j0192_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes192:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3270,9 +3361,10 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes_done:
 	vmovdqa64	%xmm0, 2624(%rbx)
+.Laesgen_vaes512_gcm_r2_seal_have_j0:
 	vmovdqa64	2656(%rbx), %xmm0
 	movq	2720(%rbx), %rax
 	addq	%r8, 2720(%rbx)
@@ -4079,6 +4171,7 @@ aesgen_vaes512_gcm_r2_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_gcm_r2_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_r2_open_done
@@ -4152,8 +4245,6 @@ aesgen_vaes512_gcm_r2_open:
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
 	movq	$-1, 2752(%rbx)
-	cmpq	$0, 2744(%rbx)
-	jne	.Laesgen_vaes512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -4358,6 +4449,167 @@ aesgen_vaes512_gcm_r2_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 2744(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2640(%rbx)
+	movq	$-1, 2752(%rbx)
+	vmovdqa64	%xmm0, 2704(%rbx)
+	movq	2704(%rbx), %rdx
+	bswapq	%rdx
+	movq	2712(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	2760(%rbx), %rsi
+	jne	.Laesgen_vaes512_gcm_r2_open_restart_2
+	cmpq	2768(%rbx), %rax
+	je	.Laesgen_vaes512_gcm_r2_open_same_table_2
+.Laesgen_vaes512_gcm_r2_open_restart_2:
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
+	movq	$0, 2776(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_open_same_table_2
+.Laesgen_vaes512_gcm_r2_open_same_table_2:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_open_aes_j0128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_open_aes_j0192_2
+.Laesgen_vaes512_gcm_r2_open_aes_j0256_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rbx)
+	vmovdqa64	%xmm2, 2832(%rbx)
+	vmovdqa64	%xmm2, 2848(%rbx)
+	vmovdqa64	%xmm2, 2864(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_open_aes_j0128_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rbx)
+	vmovdqa64	%xmm2, 2832(%rbx)
+	vmovdqa64	%xmm2, 2848(%rbx)
+	vmovdqa64	%xmm2, 2864(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_open_aes_j0192_2:
+	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rbx)
+	vmovdqa64	%xmm2, 2832(%rbx)
+	vmovdqa64	%xmm2, 2848(%rbx)
+	vmovdqa64	%xmm2, 2864(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
+.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2:
+	vmovdqa64	%xmm0, 2624(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_have_j0
 .Laesgen_vaes512_gcm_r2_open_long_nonce:
 	movq	$1, 2744(%rbx)
@@ -4637,55 +4889,17 @@ aesgen_vaes512_gcm_r2_open:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2656(%rbx)
 	movq	$0, 2728(%rbx)
-.Laesgen_vaes512_gcm_r2_open_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 2640(%rbx)
 	movq	$-1, 2752(%rbx)
-	cmpq	$0, 2744(%rbx)
-	jne	.Laesgen_vaes512_gcm_r2_open_same_table_2
-	vmovdqa64	%xmm0, 2704(%rbx)
-	movq	2704(%rbx), %rdx
-	bswapq	%rdx
-	movq	2712(%rbx), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	2760(%rbx), %rsi
-	jne	.Laesgen_vaes512_gcm_r2_open_restart_2
-	cmpq	2768(%rbx), %rax
-	je	.Laesgen_vaes512_gcm_r2_open_same_table_2
-.Laesgen_vaes512_gcm_r2_open_restart_2:
-	movq	%rsi, 2760(%rbx)
-	movq	%rax, 2768(%rbx)
-	movq	$0, 2776(%rbx)
-	movq	$0, 2784(%rbx)
-	movq	$1, 2792(%rbx)
-	jmp	.Laesgen_vaes512_gcm_r2_open_same_table_2
-.Laesgen_vaes512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r2_open_aes_j0128_2
+	je	.Laesgen_vaes512_gcm_r2_open_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r2_open_aes_j0192_2
-.Laesgen_vaes512_gcm_r2_open_aes_j0256_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rbx)
+	je	.Laesgen_vaes512_gcm_r2_open_aes192
+.Laesgen_vaes512_gcm_r2_open_aes256:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4716,23 +4930,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_open_aes_j0128_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_done
+.Laesgen_vaes512_gcm_r2_open_aes128:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4755,23 +4954,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_open_aes_j0192_2:
-	vpandq	.Laesgen_vaes512_gcm_r2_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rbx), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_done
+.Laesgen_vaes512_gcm_r2_open_aes192:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4798,9 +4982,10 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2
-.Laesgen_vaes512_gcm_r2_open_aes_j0_done_2:
+	jmp	.Laesgen_vaes512_gcm_r2_open_aes_done
+.Laesgen_vaes512_gcm_r2_open_aes_done:
 	vmovdqa64	%xmm0, 2624(%rbx)
+.Laesgen_vaes512_gcm_r2_open_have_j0:
 	vmovdqa64	2656(%rbx), %xmm0
 	movq	2720(%rbx), %rax
 	addq	%r8, 2720(%rbx)
@@ -5086,6 +5271,7 @@ aesgen_vaes512_gcm_r2_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_gcm_r2_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_r2_open_done
@@ -5229,6 +5415,167 @@ aesgen_vaes512_gcm_r2_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 2744(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_start_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2640(%rdi)
+	movq	$-1, 2752(%rdi)
+	vmovdqa64	%xmm0, 2704(%rdi)
+	movq	2704(%rdi), %rcx
+	bswapq	%rcx
+	movq	2712(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	2760(%rdi), %rdx
+	jne	.Laesgen_vaes512_gcm_r2_start_restart
+	cmpq	2768(%rdi), %rax
+	je	.Laesgen_vaes512_gcm_r2_start_same_table
+.Laesgen_vaes512_gcm_r2_start_restart:
+	movq	%rdx, 2760(%rdi)
+	movq	%rax, 2768(%rdi)
+	movq	$0, 2776(%rdi)
+	movq	$0, 2784(%rdi)
+	movq	$1, 2792(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_start_same_table
+.Laesgen_vaes512_gcm_r2_start_same_table:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_start_aes_j0128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_start_aes_j0192
+.Laesgen_vaes512_gcm_r2_start_aes_j0256:
+	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rdi)
+	vmovdqa64	%xmm2, 2832(%rdi)
+	vmovdqa64	%xmm2, 2848(%rdi)
+	vmovdqa64	%xmm2, 2864(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
+.Laesgen_vaes512_gcm_r2_start_aes_j0128:
+	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rdi)
+	vmovdqa64	%xmm2, 2832(%rdi)
+	vmovdqa64	%xmm2, 2848(%rdi)
+	vmovdqa64	%xmm2, 2864(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
+.Laesgen_vaes512_gcm_r2_start_aes_j0192:
+	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rdi), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 2816(%rdi)
+	vmovdqa64	%xmm2, 2832(%rdi)
+	vmovdqa64	%xmm2, 2848(%rdi)
+	vmovdqa64	%xmm2, 2864(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 2752(%rdi)
+	vmovdqa64	(%rdi), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
+.Laesgen_vaes512_gcm_r2_start_aes_j0_done:
+	vmovdqa64	%xmm0, 2624(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_start_have_j0
 .Laesgen_vaes512_gcm_r2_start_long_nonce:
 	movq	$1, 2744(%rdi)
@@ -5508,55 +5855,17 @@ aesgen_vaes512_gcm_r2_start:
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2656(%rdi)
 	movq	$0, 2728(%rdi)
-.Laesgen_vaes512_gcm_r2_start_have_j0:
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa64	%xmm1, 2640(%rdi)
 	movq	$-1, 2752(%rdi)
-	cmpq	$0, 2744(%rdi)
-	jne	.Laesgen_vaes512_gcm_r2_start_same_table
-	vmovdqa64	%xmm0, 2704(%rdi)
-	movq	2704(%rdi), %rcx
-	bswapq	%rcx
-	movq	2712(%rdi), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rdx
-	andq	%rax, %rdx
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rcx, %rax
-	cmpq	2760(%rdi), %rdx
-	jne	.Laesgen_vaes512_gcm_r2_start_restart
-	cmpq	2768(%rdi), %rax
-	je	.Laesgen_vaes512_gcm_r2_start_same_table
-.Laesgen_vaes512_gcm_r2_start_restart:
-	movq	%rdx, 2760(%rdi)
-	movq	%rax, 2768(%rdi)
-	movq	$0, 2776(%rdi)
-	movq	$0, 2784(%rdi)
-	movq	$1, 2792(%rdi)
-	jmp	.Laesgen_vaes512_gcm_r2_start_same_table
-.Laesgen_vaes512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r2_start_aes_j0128
+	je	.Laesgen_vaes512_gcm_r2_start_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r2_start_aes_j0192
-.Laesgen_vaes512_gcm_r2_start_aes_j0256:
-	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rdi)
+	je	.Laesgen_vaes512_gcm_r2_start_aes192
+.Laesgen_vaes512_gcm_r2_start_aes256:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5587,23 +5896,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
-.Laesgen_vaes512_gcm_r2_start_aes_j0128:
-	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_done
+.Laesgen_vaes512_gcm_r2_start_aes128:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5626,23 +5920,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
-.Laesgen_vaes512_gcm_r2_start_aes_j0192:
-	vpandq	.Laesgen_vaes512_gcm_r2_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa64	(%rdi), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 2752(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_done
+.Laesgen_vaes512_gcm_r2_start_aes192:
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5669,9 +5948,10 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_start_aes_j0_done
-.Laesgen_vaes512_gcm_r2_start_aes_j0_done:
+	jmp	.Laesgen_vaes512_gcm_r2_start_aes_done
+.Laesgen_vaes512_gcm_r2_start_aes_done:
 	vmovdqa64	%xmm0, 2624(%rdi)
+.Laesgen_vaes512_gcm_r2_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5688,14 +5968,14 @@ aesgen_vaes512_gcm_r2_start:
 .Laesgen_vaes512_gcm_r2_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes512_gcm_r2_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_vaes512_gcm_r2_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_vaes512_gcm_r2_start_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.p2align	4
+.Laesgen_vaes512_gcm_r2_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -6261,6 +6541,7 @@ aesgen_vaes512_gcm_r2_finish_open:
 	orq	%r8, %rcx
 .Laesgen_vaes512_gcm_r2_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

@@ -1662,8 +1662,6 @@ aesgen_aesni_gcm_r1_seal:
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_aesni_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -1853,6 +1851,152 @@ aesgen_aesni_gcm_r1_seal:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	movq	$-1, 640(%rbx)
+	vmovdqa	%xmm0, 592(%rbx)
+	movq	592(%rbx), %rsi
+	bswapq	%rsi
+	movq	600(%rbx), %rdx
+	bswapq	%rdx
+	movabsq	$0xff0000000000, %rdi
+	andq	%rdx, %rdi
+	movabsq	$0xff00000000ff0000, %rdx
+	andq	%rsi, %rdx
+	cmpq	648(%rbx), %rdi
+	jne	.Laesgen_aesni_gcm_r1_seal_restart_2
+	cmpq	656(%rbx), %rdx
+	je	.Laesgen_aesni_gcm_r1_seal_same_table_2
+.Laesgen_aesni_gcm_r1_seal_restart_2:
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
+	movq	$0, 664(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_same_table_2
+.Laesgen_aesni_gcm_r1_seal_same_table_2:
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
+	je	.Laesgen_aesni_gcm_r1_seal_aes_j0128_2
+	cmpl	$192, %edx
+	je	.Laesgen_aesni_gcm_r1_seal_aes_j0192_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0256_2:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 640(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0128_2:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 640(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0192_2:
+	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %edx
+	shrq	$8, %rdx
+	movq	%rdx, 640(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2:
+	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
 	movq	$1, 632(%rbx)
@@ -2133,50 +2277,17 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_aesni_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_aesni_gcm_r1_seal_same_table_2
-	vmovdqa	%xmm0, 592(%rbx)
-	movq	592(%rbx), %rsi
-	bswapq	%rsi
-	movq	600(%rbx), %rdx
-	bswapq	%rdx
-	movabsq	$0xff0000000000, %rdi
-	andq	%rdx, %rdi
-	movabsq	$0xff00000000ff0000, %rdx
-	andq	%rsi, %rdx
-	cmpq	648(%rbx), %rdi
-	jne	.Laesgen_aesni_gcm_r1_seal_restart_2
-	cmpq	656(%rbx), %rdx
-	je	.Laesgen_aesni_gcm_r1_seal_same_table_2
-.Laesgen_aesni_gcm_r1_seal_restart_2:
-	movq	%rdi, 648(%rbx)
-	movq	%rdx, 656(%rbx)
-	movq	$0, 664(%rbx)
-	movq	$0, 672(%rbx)
-	movq	$1, 680(%rbx)
-	jmp	.Laesgen_aesni_gcm_r1_seal_same_table_2
-.Laesgen_aesni_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes_j0128_2
+	je	.Laesgen_aesni_gcm_r1_seal_aes128
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes_j0192_2
-.Laesgen_aesni_gcm_r1_seal_aes_j0256_2:
-	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 640(%rbx)
+	je	.Laesgen_aesni_gcm_r1_seal_aes192
+.Laesgen_aesni_gcm_r1_seal_aes256:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2207,18 +2318,8 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_seal_aes_j0128_2:
-	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 640(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes128:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2241,18 +2342,8 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_seal_aes_j0192_2:
-	vpand	.Laesgen_aesni_gcm_r1_seal_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rbx)
-	vmovd	%xmm1, %edx
-	shrq	$8, %rdx
-	movq	%rdx, 640(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes192:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2279,9 +2370,10 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_seal_aes_j0_done_2:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes_done:
 	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_r1_seal_have_j0:
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
 	addq	%rax, 608(%rbx)
@@ -3309,6 +3401,7 @@ aesgen_aesni_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_r1_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_open_done
@@ -3420,8 +3513,6 @@ aesgen_aesni_gcm_r1_open:
 	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_aesni_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3611,6 +3702,152 @@ aesgen_aesni_gcm_r1_open:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	movq	$-1, 640(%rbx)
+	vmovdqa	%xmm0, 592(%rbx)
+	movq	592(%rbx), %rdx
+	bswapq	%rdx
+	movq	600(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	648(%rbx), %rsi
+	jne	.Laesgen_aesni_gcm_r1_open_restart_2
+	cmpq	656(%rbx), %rax
+	je	.Laesgen_aesni_gcm_r1_open_same_table_2
+.Laesgen_aesni_gcm_r1_open_restart_2:
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
+	movq	$0, 664(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_same_table_2
+.Laesgen_aesni_gcm_r1_open_same_table_2:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r1_open_aes_j0128_2
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r1_open_aes_j0192_2
+.Laesgen_aesni_gcm_r1_open_aes_j0256_2:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0128_2:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0192_2:
+	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rbx), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rbx)
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
+.Laesgen_aesni_gcm_r1_open_aes_j0_done_2:
+	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
 	movq	$1, 632(%rbx)
@@ -3891,50 +4128,17 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rbx)
 	movq	$0, 616(%rbx)
-.Laesgen_aesni_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rbx)
 	movq	$-1, 640(%rbx)
-	cmpq	$0, 632(%rbx)
-	jne	.Laesgen_aesni_gcm_r1_open_same_table_2
-	vmovdqa	%xmm0, 592(%rbx)
-	movq	592(%rbx), %rdx
-	bswapq	%rdx
-	movq	600(%rbx), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	648(%rbx), %rsi
-	jne	.Laesgen_aesni_gcm_r1_open_restart_2
-	cmpq	656(%rbx), %rax
-	je	.Laesgen_aesni_gcm_r1_open_same_table_2
-.Laesgen_aesni_gcm_r1_open_restart_2:
-	movq	%rsi, 648(%rbx)
-	movq	%rax, 656(%rbx)
-	movq	$0, 664(%rbx)
-	movq	$0, 672(%rbx)
-	movq	$1, 680(%rbx)
-	jmp	.Laesgen_aesni_gcm_r1_open_same_table_2
-.Laesgen_aesni_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes_j0128_2
+	je	.Laesgen_aesni_gcm_r1_open_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes_j0192_2
-.Laesgen_aesni_gcm_r1_open_aes_j0256_2:
-	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rbx)
+	je	.Laesgen_aesni_gcm_r1_open_aes192
+.Laesgen_aesni_gcm_r1_open_aes256:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3965,18 +4169,8 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_open_aes_j0128_2:
-	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes128:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3999,18 +4193,8 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_open_aes_j0192_2:
-	vpand	.Laesgen_aesni_gcm_r1_open_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rbx), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rbx), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rbx)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes192:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4037,9 +4221,10 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_j0_done_2
-.Laesgen_aesni_gcm_r1_open_aes_j0_done_2:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes_done:
 	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_r1_open_have_j0:
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
 	addq	%rdi, 608(%rbx)
@@ -4404,6 +4589,7 @@ aesgen_aesni_gcm_r1_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_r1_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_open_done
@@ -4554,6 +4740,152 @@ aesgen_aesni_gcm_r1_start:
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
 	movq	$0, 632(%rdi)
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 640(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
+	movq	592(%rdi), %rcx
+	bswapq	%rcx
+	movq	600(%rdi), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	648(%rdi), %rdx
+	jne	.Laesgen_aesni_gcm_r1_start_restart
+	cmpq	656(%rdi), %rax
+	je	.Laesgen_aesni_gcm_r1_start_same_table
+.Laesgen_aesni_gcm_r1_start_restart:
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
+	movq	$0, 664(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_start_same_table
+.Laesgen_aesni_gcm_r1_start_same_table:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r1_start_aes_j0128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r1_start_aes_j0192
+.Laesgen_aesni_gcm_r1_start_aes_j0256:
+	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0128:
+	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0192:
+	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 688(%rdi)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 640(%rdi)
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
+.Laesgen_aesni_gcm_r1_start_aes_j0_done:
+	vmovdqa	%xmm0, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
 	movq	$1, 632(%rdi)
@@ -4834,50 +5166,17 @@ aesgen_aesni_gcm_r1_start:
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm1, 544(%rdi)
 	movq	$0, 616(%rdi)
-.Laesgen_aesni_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1, %xmm1
+	# declassify: a counter from GHASH, for a data path that branches on COUNTER_SECRET first
 	vmovdqa	%xmm1, 528(%rdi)
 	movq	$-1, 640(%rdi)
-	cmpq	$0, 632(%rdi)
-	jne	.Laesgen_aesni_gcm_r1_start_same_table
-	vmovdqa	%xmm0, 592(%rdi)
-	movq	592(%rdi), %rcx
-	bswapq	%rcx
-	movq	600(%rdi), %rax
-	bswapq	%rax
-	movabsq	$0xff0000000000, %rdx
-	andq	%rax, %rdx
-	movabsq	$0xff00000000ff0000, %rax
-	andq	%rcx, %rax
-	cmpq	648(%rdi), %rdx
-	jne	.Laesgen_aesni_gcm_r1_start_restart
-	cmpq	656(%rdi), %rax
-	je	.Laesgen_aesni_gcm_r1_start_same_table
-.Laesgen_aesni_gcm_r1_start_restart:
-	movq	%rdx, 648(%rdi)
-	movq	%rax, 656(%rdi)
-	movq	$0, 664(%rdi)
-	movq	$0, 672(%rdi)
-	movq	$1, 680(%rdi)
-	jmp	.Laesgen_aesni_gcm_r1_start_same_table
-.Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_start_aes_j0128
+	je	.Laesgen_aesni_gcm_r1_start_aes128
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_start_aes_j0192
-.Laesgen_aesni_gcm_r1_start_aes_j0256:
-	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rdi)
+	je	.Laesgen_aesni_gcm_r1_start_aes192
+.Laesgen_aesni_gcm_r1_start_aes256:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4908,18 +5207,8 @@ aesgen_aesni_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
-.Laesgen_aesni_gcm_r1_start_aes_j0128:
-	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
+.Laesgen_aesni_gcm_r1_start_aes128:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4942,18 +5231,8 @@ aesgen_aesni_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
-.Laesgen_aesni_gcm_r1_start_aes_j0192:
-	vpand	.Laesgen_aesni_gcm_r1_start_window_mask(%rip), %xmm1, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm2, %xmm2
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rdi)
-	vmovd	%xmm1, %eax
-	shrq	$8, %rax
-	movq	%rax, 640(%rdi)
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
+.Laesgen_aesni_gcm_r1_start_aes192:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4980,9 +5259,10 @@ aesgen_aesni_gcm_r1_start:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_start_aes_j0_done
-.Laesgen_aesni_gcm_r1_start_aes_j0_done:
+	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
+.Laesgen_aesni_gcm_r1_start_aes_done:
 	vmovdqa	%xmm0, 512(%rdi)
+.Laesgen_aesni_gcm_r1_start_have_j0:
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -4999,14 +5279,14 @@ aesgen_aesni_gcm_r1_start:
 .Laesgen_aesni_gcm_r1_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_start_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
 .Laesgen_aesni_gcm_r1_start_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_r1_start_window_mask:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	.p2align	4
+.Laesgen_aesni_gcm_r1_start_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
 # aad(ctx, aad, len): hash more additional data; any piece lengths.
@@ -5609,6 +5889,7 @@ aesgen_aesni_gcm_r1_finish_open:
 	orq	%r8, %rcx
 .Laesgen_aesni_gcm_r1_finish_open_nocmp1:
 	negq	%rcx
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	vzeroall
 	ret

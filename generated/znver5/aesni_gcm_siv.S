@@ -4890,6 +4890,7 @@ aesgen_aesni_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_siv_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_message128:
@@ -6227,6 +6228,7 @@ aesgen_aesni_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_gcm_siv_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_opened:

@@ -4585,6 +4585,7 @@ aesgen_aesni_otr_v2_s_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_otr_v2_s_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_v2_s_open_opened
 .Laesgen_aesni_otr_v2_s_open_message128:
@@ -5782,6 +5783,7 @@ aesgen_aesni_otr_v2_s_open:
 	orq	%r8, %rsi
 .Laesgen_aesni_otr_v2_s_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_v2_s_open_opened
 .Laesgen_aesni_otr_v2_s_open_opened:

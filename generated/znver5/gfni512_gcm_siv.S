@@ -27134,6 +27134,7 @@ aesgen_gfni512_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_gfni512_gcm_siv_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_gfni512_gcm_siv_open_opened
 .Laesgen_gfni512_gcm_siv_open_message128:
@@ -35308,6 +35309,7 @@ aesgen_gfni512_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_gfni512_gcm_siv_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_gfni512_gcm_siv_open_opened
 .Laesgen_gfni512_gcm_siv_open_opened:

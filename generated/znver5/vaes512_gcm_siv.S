@@ -5558,6 +5558,7 @@ aesgen_vaes512_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_gcm_siv_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_gcm_siv_open_opened
 .Laesgen_vaes512_gcm_siv_open_message128:
@@ -7209,6 +7210,7 @@ aesgen_vaes512_gcm_siv_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_gcm_siv_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_gcm_siv_open_opened
 .Laesgen_vaes512_gcm_siv_open_opened:

@@ -5180,6 +5180,7 @@ aesgen_vaes512_otr_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_otr_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_otr_open_opened
 .Laesgen_vaes512_otr_open_message128:
@@ -6563,6 +6564,7 @@ aesgen_vaes512_otr_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_otr_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_otr_open_opened
 .Laesgen_vaes512_otr_open_opened:

@@ -4429,6 +4429,7 @@ aesgen_vaes512_otr_v2_s_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_otr_v2_s_open_nocmp1:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_otr_v2_s_open_opened
 .Laesgen_vaes512_otr_v2_s_open_message128:
@@ -5583,6 +5584,7 @@ aesgen_vaes512_otr_v2_s_open:
 	orq	%r8, %rsi
 .Laesgen_vaes512_otr_v2_s_open_nocmp1_2:
 	negq	%rsi
+	# declassify: the verdict of a compare made without a branch on its bytes
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_otr_v2_s_open_opened
 .Laesgen_vaes512_otr_v2_s_open_opened:

@@ -39,7 +39,7 @@ from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...uarch import model_for
 from .. import BuiltKernel
 from .layout import NO_WINDOW, gcm_layout
-from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
+from .skeleton import BATCH, COUNTER_DECLASSIFIED, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
 VECTOR_REGISTERS = 32
 # vector registers the data loop keeps across a batch beside the engine's and the hash's:
@@ -268,16 +268,25 @@ class Body(GcmFrame):
         a.ins(one.lane_view("s", 3), t.w)
         return one
 
-    def begin_message(self, j0: Reg) -> None:
-        """The counter J0 + 1 and E_K(J0), the tag's mask."""
+    def begin_message(self, j0: Reg, counter_secret: bool = False) -> None:
+        """The counter J0 + 1 and E_K(J0), the tag's mask; with FACE its check and window,
+        unless ``counter_secret`` (J0 from GHASH, skeleton.start)."""
         a, b = self.a, self.b
         with b.phase("counter"):
             c = b.vec(128)
             a.rev32(c.b16, j0.b16)
             a.add(c.s4, c.s4, self._one().s4)
             a.rev32(c.b16, c.b16)
+            if counter_secret:
+                b.comment(COUNTER_DECLASSIFIED)
             self.store_block("COUNTER", c)
-        if self.k.face_rounds:
+        if counter_secret:
+            if self.k.face_rounds:
+                t = b.gp()
+                self.isa.move(b, t, NO_WINDOW)
+                self.isa.store(b, self.f("FACE_WINDOW", width=64), t)
+            self.aes_any_size(j0)
+        elif self.k.face_rounds:
             self.face_new_message(j0)
 
             def window_and_mask(bits: int) -> None:
@@ -303,7 +312,6 @@ class Body(GcmFrame):
         isa.move(b, t, NO_WINDOW)
         isa.store(b, self.f("FACE_WINDOW", width=64), t)
         same = b.label("same_table")
-        self.jump_if_counter_secret(same)          # the table stays as it is, unused
         hi, lo = b.gp(), b.gp()
         a.umov(hi, j0.lane_view("d", 0))
         a.umov(lo, j0.lane_view("d", 1))

@@ -36,6 +36,12 @@ supplies:
 from __future__ import annotations
 
 from ...dsl.ir import Function
+
+# J0 from GHASH depends on H; its counter is stored for the data path, which branches on
+# COUNTER_SECRET before any branch on the counter or index by it (passes/secrets.py reads
+# this mark: the store is not a secret leaking into a public field)
+COUNTER_DECLASSIFIED = ("declassify: a counter from GHASH, for a data path that branches on "
+                        "COUNTER_SECRET first")
 from ...dsl.operands import Label, Reg
 from ...kernels import ctx_layout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
@@ -325,6 +331,7 @@ class GcmFrame:
         isa.compare_jump(b, "ne", nonce_len, 12, long_nonce)
         self.j0_from_nonce12(nonce, j0)             # J0 = nonce || 0^31 || 1
         isa.store_imm(b, self.f("COUNTER_SECRET", width=64), 0)
+        self.begin_message(j0)
         isa.jump(b, have_j0)
         b.bind(long_nonce)                          # J0 = GHASH(nonce || 0 pad || 0^64 || [len]64)
         # a counter from GHASH depends on H: nothing branches on it or indexes by it
@@ -338,8 +345,8 @@ class GcmFrame:
         self.j0_from_hash(x, bits_len, j0)
         self.store_block("HASH", self.zero_block())
         isa.store_imm(b, self.f("MSG_LEN", width=64), 0)
+        self.begin_message(j0, counter_secret=True)
         b.bind(have_j0)
-        self.begin_message(j0)
 
     def jump_if_counter_secret(self, label: Label) -> None:
         """To label when this message's counter came from GHASH (COUNTER_SECRET, set by

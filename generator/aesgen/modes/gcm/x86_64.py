@@ -37,7 +37,7 @@ from .. import BuiltKernel
 from . import short_record as short
 from .short_record import SHORT_BLOCKS, counter_block, load_short, nonce_block
 from .layout import NO_WINDOW, gcm_layout
-from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
+from .skeleton import BATCH, COUNTER_DECLASSIFIED, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
 ONE = (1).to_bytes(16, "little")
 # stack arguments of seal/open at entry (SysV: the 7th..10th arguments)
@@ -455,7 +455,6 @@ class Body(GcmFrame):
         a, b, v = self.a, self.b, self.v
         a.mov(self.f("FACE_WINDOW", width=64), Imm(NO_WINDOW))
         same = b.label("same_table")
-        self.jump_if_counter_secret(same)          # the table stays as it is, unused
         v.store(self.f("SCRATCH"), j0)
         lo, hi = b.gp(), b.gp()
         a.mov(hi, self.f("SCRATCH", width=64))
@@ -982,17 +981,24 @@ class Body(GcmFrame):
     def short_record(self, *args, **kw) -> Reg:
         return short.short_record(self, *args, **kw)
 
-    def begin_message(self, j0: Reg) -> None:
+    def begin_message(self, j0: Reg, counter_secret: bool = False) -> None:
         """What every message starts from J0: the counter J0 + 1, FACE's check of the
         nonce bytes its table is for and the counter's window, and E_K(J0), the tag's
-        mask."""
+        mask. With ``counter_secret`` (J0 from GHASH, skeleton.start) no FACE: the table
+        stays as it is and no window is cached."""
         b, v = self.b, self.v
         with b.phase("counter"):
             c = b.xmm()
             v.shuffle_bytes(c, j0, self.hash.bswap_mask())
             self.k.counter.vector_add(v, c, c, b.const("one", ONE))
+            if counter_secret:
+                b.comment(COUNTER_DECLASSIFIED)
             v.store(self.f("COUNTER"), c)
-        if self.k.face_rounds:
+        if counter_secret:
+            if self.k.face_rounds:
+                self.a.mov(self.f("FACE_WINDOW", width=64), Imm(NO_WINDOW))
+            self.aes_any_size(j0)
+        elif self.k.face_rounds:
             self.face_new_message(j0)
 
             def window_and_mask(bits: int) -> None:
