@@ -67,6 +67,7 @@
 #include "abi_check.h"
 #include "aesgen.h"
 #include "harness_util.h"
+#include "ctr_reference.h"
 
 namespace {
 
@@ -152,16 +153,8 @@ std::string FindKeyMaterial(const uint8_t *buf, size_t n, const uint8_t *key, si
 }
 
 // ---------------------------------------------------------------------------
-// Oracle: OpenSSL EVP
-
-const EVP_CIPHER *EvpCtr(size_t key_len) {
-  switch (key_len) {
-    case 16: return EVP_aes_128_ctr();
-    case 24: return EVP_aes_192_ctr();
-    case 32: return EVP_aes_256_ctr();
-    default: return nullptr;
-  }
-}
+// Oracle: OpenSSL EVP (OracleCtr is in ctr_reference.h, shared with the fuzz
+// target harness/fuzz/fuzz_ctr.cc)
 
 const EVP_CIPHER *EvpEcb(size_t key_len) {
   switch (key_len) {
@@ -170,27 +163,6 @@ const EVP_CIPHER *EvpEcb(size_t key_len) {
     case 32: return EVP_aes_256_ecb();
     default: return nullptr;
   }
-}
-
-// out = AES-CTR(key, iv) applied to in, from the start of the stream.
-void OracleCtr(const uint8_t *key, size_t key_len, const uint8_t *iv, const uint8_t *in,
-               uint8_t *out, size_t len) {
-  EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-  if (c == nullptr || EVP_EncryptInit_ex(c, EvpCtr(key_len), nullptr, key, iv) != 1) {
-    std::fprintf(stderr, "OpenSSL EVP CTR init failed\n");
-    std::abort();
-  }
-  size_t done = 0;
-  while (done < len) {
-    int chunk = static_cast<int>(std::min<size_t>(len - done, size_t{1} << 30));
-    int outl = 0;
-    if (EVP_EncryptUpdate(c, out + done, &outl, in + done, chunk) != 1 || outl != chunk) {
-      std::fprintf(stderr, "OpenSSL EVP CTR update failed\n");
-      std::abort();
-    }
-    done += static_cast<size_t>(chunk);
-  }
-  EVP_CIPHER_CTX_free(c);
 }
 
 // One AES block with EVP ECB (for the oracle self-test).

@@ -13246,7 +13246,7 @@ aesgen_neon_tbl_gcm_r2_seal:
 
 
 // open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
-// one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
+// one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len or aad_len past the limits nothing is written).
 // Requires: ASIMD
 	.arch	armv8-a
 	.text
@@ -13272,17 +13272,17 @@ aesgen_neon_tbl_gcm_r2_open:
 	movk	x8, #15, lsl #32
 	cmp	x20, x8
 	b.hi	.Laesgen_neon_tbl_gcm_r2_open_refuse
-	cbz	x2, .Laesgen_neon_tbl_gcm_r2_open_reject
-	ldr	x8, [sp, #104]
-	cmp	x8, #4
-	b.lo	.Laesgen_neon_tbl_gcm_r2_open_reject
-	cmp	x8, #16
-	b.hi	.Laesgen_neon_tbl_gcm_r2_open_reject
 	movz	x8, #0xffff, lsl #0
 	movk	x8, #0xffff, lsl #16
 	movk	x8, #0xffff, lsl #32
 	movk	x8, #0x1fff, lsl #48
 	cmp	x0, x8
+	b.hi	.Laesgen_neon_tbl_gcm_r2_open_refuse
+	cbz	x2, .Laesgen_neon_tbl_gcm_r2_open_reject
+	ldr	x8, [sp, #104]
+	cmp	x8, #4
+	b.lo	.Laesgen_neon_tbl_gcm_r2_open_reject
+	cmp	x8, #16
 	b.hi	.Laesgen_neon_tbl_gcm_r2_open_reject
 	ldr	w8, [x19, #240]
 	cmp	w8, #0

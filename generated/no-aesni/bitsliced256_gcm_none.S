@@ -20023,7 +20023,7 @@ aesgen_bitsliced256_gcm_none_seal:
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
-# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
+# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len or aad_len past the limits nothing is written).
 # Requires: AVX, AVX2, GFNI
 	.text
 	.globl	aesgen_bitsliced256_gcm_none_open
@@ -20041,15 +20041,15 @@ aesgen_bitsliced256_gcm_none_open:
 	movabsq	$0xfffffffe0, %r10
 	cmpq	%r10, %rdi
 	ja	.Laesgen_bitsliced256_gcm_none_open_refuse
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
+	ja	.Laesgen_bitsliced256_gcm_none_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_bitsliced256_gcm_none_open_reject
 	movq	64(%rsp), %rdi
 	cmpq	$4, %rdi
 	jb	.Laesgen_bitsliced256_gcm_none_open_reject
 	cmpq	$16, %rdi
-	ja	.Laesgen_bitsliced256_gcm_none_open_reject
-	movabsq	$0x1fffffffffffffff, %rdi
-	cmpq	%rdi, %rax
 	ja	.Laesgen_bitsliced256_gcm_none_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_bitsliced256_gcm_none_open_reject

@@ -6758,7 +6758,7 @@ aesgen_gfni128_gcm_r1_seal:
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
-# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
+# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len or aad_len past the limits nothing is written).
 # Requires: AVX, AVX2, GFNI
 	.text
 	.globl	aesgen_gfni128_gcm_r1_open
@@ -6776,15 +6776,15 @@ aesgen_gfni128_gcm_r1_open:
 	movabsq	$0xfffffffe0, %r10
 	cmpq	%r10, %rdi
 	ja	.Laesgen_gfni128_gcm_r1_open_refuse
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
+	ja	.Laesgen_gfni128_gcm_r1_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_gfni128_gcm_r1_open_reject
 	movq	64(%rsp), %rdi
 	cmpq	$4, %rdi
 	jb	.Laesgen_gfni128_gcm_r1_open_reject
 	cmpq	$16, %rdi
-	ja	.Laesgen_gfni128_gcm_r1_open_reject
-	movabsq	$0x1fffffffffffffff, %rdi
-	cmpq	%rdi, %rax
 	ja	.Laesgen_gfni128_gcm_r1_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni128_gcm_r1_open_reject

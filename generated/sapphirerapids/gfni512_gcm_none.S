@@ -5265,7 +5265,7 @@ aesgen_gfni512_gcm_none_seal:
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
-# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
+# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len or aad_len past the limits nothing is written).
 # Requires: AVX, BMI2, VPCLMULQDQ, GFNI, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_gfni512_gcm_none_open
@@ -5281,15 +5281,15 @@ aesgen_gfni512_gcm_none_open:
 	movabsq	$0xfffffffe0, %r10
 	cmpq	%r10, %rdi
 	ja	.Laesgen_gfni512_gcm_none_open_refuse
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %r8
+	ja	.Laesgen_gfni512_gcm_none_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_gfni512_gcm_none_open_reject
 	movq	56(%rsp), %rdi
 	cmpq	$4, %rdi
 	jb	.Laesgen_gfni512_gcm_none_open_reject
 	cmpq	$16, %rdi
-	ja	.Laesgen_gfni512_gcm_none_open_reject
-	movabsq	$0x1fffffffffffffff, %rdi
-	cmpq	%rdi, %r8
 	ja	.Laesgen_gfni512_gcm_none_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni512_gcm_none_open_reject

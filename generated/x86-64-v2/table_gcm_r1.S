@@ -8772,7 +8772,7 @@ aesgen_table_gcm_r1_seal:
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
-# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
+# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len or aad_len past the limits nothing is written).
 # NOT CONSTANT TIME: table lookups indexed by key-dependent data leak through the cache; use only where timing side channels do not matter.
 # Requires: SSE2, SSSE3, SSE41
 	.text
@@ -8792,15 +8792,15 @@ aesgen_table_gcm_r1_open:
 	movabsq	$0xfffffffe0, %r10
 	cmpq	%r10, %rdi
 	ja	.Laesgen_table_gcm_r1_open_refuse
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
+	ja	.Laesgen_table_gcm_r1_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_table_gcm_r1_open_reject
 	movq	72(%rsp), %rdi
 	cmpq	$4, %rdi
 	jb	.Laesgen_table_gcm_r1_open_reject
 	cmpq	$16, %rdi
-	ja	.Laesgen_table_gcm_r1_open_reject
-	movabsq	$0x1fffffffffffffff, %rdi
-	cmpq	%rdi, %rax
 	ja	.Laesgen_table_gcm_r1_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_table_gcm_r1_open_reject

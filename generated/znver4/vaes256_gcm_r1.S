@@ -2950,7 +2950,7 @@ aesgen_vaes256_gcm_r1_seal:
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
-# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
+# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len or aad_len past the limits nothing is written).
 # Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_r1_open
@@ -2968,15 +2968,15 @@ aesgen_vaes256_gcm_r1_open:
 	movabsq	$0xfffffffe0, %r11
 	cmpq	%r11, %r10
 	ja	.Laesgen_vaes256_gcm_r1_open_refuse
+	movabsq	$0x1fffffffffffffff, %r10
+	cmpq	%r10, %rdi
+	ja	.Laesgen_vaes256_gcm_r1_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_open_reject
 	movq	64(%rsp), %r10
 	cmpq	$4, %r10
 	jb	.Laesgen_vaes256_gcm_r1_open_reject
 	cmpq	$16, %r10
-	ja	.Laesgen_vaes256_gcm_r1_open_reject
-	movabsq	$0x1fffffffffffffff, %r10
-	cmpq	%r10, %rdi
 	ja	.Laesgen_vaes256_gcm_r1_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_vaes256_gcm_r1_open_reject

@@ -20612,7 +20612,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
-# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
+# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len or aad_len past the limits nothing is written).
 # Requires: AVX, BMI2, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_bitsliced512_gcm_r1_open
@@ -20628,15 +20628,15 @@ aesgen_bitsliced512_gcm_r1_open:
 	movabsq	$0xfffffffe0, %r10
 	cmpq	%r10, %rdi
 	ja	.Laesgen_bitsliced512_gcm_r1_open_refuse
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %r8
+	ja	.Laesgen_bitsliced512_gcm_r1_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_bitsliced512_gcm_r1_open_reject
 	movq	56(%rsp), %rdi
 	cmpq	$4, %rdi
 	jb	.Laesgen_bitsliced512_gcm_r1_open_reject
 	cmpq	$16, %rdi
-	ja	.Laesgen_bitsliced512_gcm_r1_open_reject
-	movabsq	$0x1fffffffffffffff, %rdi
-	cmpq	%rdi, %r8
 	ja	.Laesgen_bitsliced512_gcm_r1_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_bitsliced512_gcm_r1_open_reject

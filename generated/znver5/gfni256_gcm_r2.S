@@ -5182,7 +5182,7 @@ aesgen_gfni256_gcm_r2_seal:
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
-# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
+# one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len or aad_len past the limits nothing is written).
 # Requires: PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
 	.text
 	.globl	aesgen_gfni256_gcm_r2_open
@@ -5200,15 +5200,15 @@ aesgen_gfni256_gcm_r2_open:
 	movabsq	$0xfffffffe0, %r11
 	cmpq	%r11, %r10
 	ja	.Laesgen_gfni256_gcm_r2_open_refuse
+	movabsq	$0x1fffffffffffffff, %r10
+	cmpq	%r10, %rdi
+	ja	.Laesgen_gfni256_gcm_r2_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_gfni256_gcm_r2_open_reject
 	movq	64(%rsp), %r10
 	cmpq	$4, %r10
 	jb	.Laesgen_gfni256_gcm_r2_open_reject
 	cmpq	$16, %r10
-	ja	.Laesgen_gfni256_gcm_r2_open_reject
-	movabsq	$0x1fffffffffffffff, %r10
-	cmpq	%r10, %rdi
 	ja	.Laesgen_gfni256_gcm_r2_open_reject
 	cmpl	$0, 240(%rbx)
 	je	.Laesgen_gfni256_gcm_r2_open_reject

@@ -544,16 +544,16 @@ def build_seal(k) -> Function:
 def build_open(k) -> Function:
     g = k.body("open", "open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):\n"
                        "one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for "
-                       "a wrong tag or a length out of range (for len past the limit nothing "
-                       "is written).")
+                       "a wrong tag or a length out of range (for len or aad_len past the "
+                       "limits nothing is written).")
     isa, b = g.isa, g.b
     b.function.returns_value = True
     ctx, nonce, nonce_len, aad, aad_len, inp = g.args(6)
     refuse, reject, done = b.label("refuse"), b.label("reject"), b.label("done")
-    g.above(g.arg("len"), MAX_MESSAGE, refuse)
+    g.above(g.arg("len"), MAX_MESSAGE, refuse)     # over the mode's limits: nothing written
+    g.above(aad_len, MAX_AAD, refuse)
     isa.jump_if_zero(b, nonce_len, reject)
     g.check_tag_len(g.arg("tag_len"), reject)
-    g.above(aad_len, MAX_AAD, reject)
     g.check_keyed(reject)
 
     def record_done(tag: Reg) -> None:
