@@ -6,6 +6,7 @@ status 2 and writes nothing.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -738,6 +739,97 @@ def paper(ctx, cpu, bench_json, quick) -> None:
     click.echo("")
     click.echo(P.table3(data["results"], "aesni", cpu_name))
     click.echo(P.table4(data.get("setup", []), "aesni"))
+
+
+@main.command()
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native",
+              help="Whose generated set to fuzz (an x86-64 preset; its kernels this CPU "
+                   "cannot run are skipped and named).")
+@click.option("--minutes", default=1.0, show_default=True, type=click.FloatRange(0.05, 10000),
+              help="How long each target runs.")
+@click.option("--target", "targets", default=",".join(("ctr", "aead")), show_default=True,
+              metavar="T[,T]", help="Which targets: ctr (aesgen_kernel), aead (aesgen_aead).")
+@click.option("--kernels", default=None, metavar="SUBSTR[,SUBSTR]",
+              help="Only kernels whose name contains one of these.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Targets run side by side.")
+@click.option("--reproduce", "crash", default=None,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Run one saved input (a crash-<sha1> file) through the first target "
+                   "and show what it finds.")
+@click.option("-o", "--output", default="out/fuzz", show_default=True, metavar="DIR",
+              help="Working corpora, logs, crash inputs and summary.json go under DIR/<preset>/.")
+def fuzz(cpu, minutes, targets, kernels, jobs, crash, output) -> None:
+    """Differential fuzzing of a generated set with libFuzzer, ASan and UBSan.
+
+    \b
+    Builds build/<preset>/fuzz/fuzz_ctr and fuzz_aead (clang-19; `ninja fuzz-<preset>`)
+    and runs each for --minutes. fuzz_ctr drives every CTR kernel (aesgen_kernels[])
+    against OpenSSL's AES-CTR; fuzz_aead every AEAD (aesgen_aeads[]) against OpenSSL's
+    AES-GCM, the RFC 8452 GCM-SIV reference and the AES-OTR reference of the harness:
+    fuzzer-chosen keys, nonces, lengths, stream splits, in-place calls, tampering,
+    out-of-range lengths, re-keying and wipe, buffers against guard pages. Each run starts
+    from the committed seeds (harness/fuzz/corpus/<target>/) and grows a working corpus
+    in DIR/<preset>/<target>/corpus. A finding stops the run and exits 1, naming the
+    saved input; `aesgen fuzz --cpu P --target T --reproduce FILE` replays it.
+    """
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .build.configure import write_build_ninja
+    from .testing import fuzz as F
+
+    preset = _preset_named(cpu)
+    target_list = _split_list(targets, F.TARGETS, "fuzz target", str)
+    folder = ROOT / "generated" / preset.name
+    if not (folder / "manifest.json").exists():
+        raise UserError(f"no generated set for preset {preset.name} in {folder}; run "
+                        f"aesgen generate --cpu {preset.name} -o generated/{preset.name}")
+    if json.loads((folder / "manifest.json").read_text()).get("arch", "x86_64") != "x86_64":
+        raise UserError(f"preset {preset.name} is not x86-64: the fuzz targets run natively "
+                        f"(AArch64 sets are checked under qemu by the test command instead)")
+    builddir = ROOT / "build"
+    write_build_ninja(ROOT, builddir, "aesgen fuzz")
+    click.echo(f"aesgen fuzz: building build/{preset.name}/fuzz/ (clang, ASan, UBSan)", err=True)
+    built = subprocess.run(["ninja", "-C", str(builddir), f"fuzz-{preset.name}"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if built.returncode != 0:
+        tail = "\n".join(built.stdout.splitlines()[-15:])
+        raise UserError(f"could not build the fuzz targets of {preset.name} (is clang-19 "
+                        f"installed? scripts/setup.sh --system installs it):\n{tail}")
+    env = dict(os.environ)
+    if kernels:
+        env["AESGEN_FUZZ_KERNELS"] = kernels
+    if crash is not None:
+        binary = F.target_binary(builddir, preset.name, target_list[0])
+        proc = F.reproduce(binary, crash)
+        click.echo(proc.stdout)
+        sys.exit(0 if proc.returncode == 0 else 1)
+    out_dir = _output_folder(str(Path(output) / preset.name))
+
+    def one(t: str):
+        click.echo(f"aesgen fuzz: {preset.name} fuzz_{t} for {minutes:g} min", err=True)
+        return F.run_target(F.target_binary(builddir, preset.name, t), t, minutes * 60,
+                            out_dir / t, env=env)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, target_list))
+    click.echo(f"{'target':<12}{'seconds':>9}{'executions':>13}{'exec/s':>9}{'cov':>7}"
+               f"{'ft':>7}{'corpus':>8}{'kernels':>9}  finding")
+    for r in results:
+        click.echo(f"fuzz_{r.target:<7}{r.seconds:>9.0f}{r.executions:>13}{r.exec_per_second:>9}"
+                   f"{r.coverage_edges:>7}{r.features:>7}{r.corpus_units:>8}{r.kernels:>9}  "
+                   f"{r.finding or 'none'}")
+        for s in r.skipped:
+            click.echo(f"  skipped {s}")
+        if r.finding:
+            click.echo(f"  input: {r.reproducer}; log: {r.log}; replay: aesgen fuzz --cpu "
+                       f"{preset.name} --target {r.target} --reproduce {r.reproducer}")
+    (out_dir / "summary.json").write_text(json.dumps(
+        {"preset": preset.name, "minutes": minutes, "cpu": _host_cpu_line(),
+         "results": [r.as_dict() for r in results]}, indent=2, sort_keys=True) + "\n")
+    click.echo(f"aesgen fuzz: wrote {out_dir}/summary.json")
+    sys.exit(1 if any(r.finding for r in results) else 0)
 
 
 @main.command()

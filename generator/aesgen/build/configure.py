@@ -81,11 +81,16 @@ class Toolchain:
     ldflags: str = ""
     libs: str = "-lgtest -lgtest_main -lpthread -lcrypto"
     bench_libs: str = "-lbenchmark -lpthread -lcrypto -lIPSec_MB -lgcrypt -ldl"
+    # The libFuzzer targets (harness/fuzz/, `aesgen fuzz`): clang with ASan and UBSan.
+    fuzz_cc: str = "clang-19"
+    fuzz_cxx: str = "clang++-19"
+    fuzz_flags: str = ("-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined "
+                       "-fno-sanitize-recover=undefined")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Toolchain":
-        """The defaults, with CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, LIBS and BENCH_LIBS taken
-        from env."""
+        """The defaults, with CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, LIBS, BENCH_LIBS, FUZZ_CC,
+        FUZZ_CXX and FUZZ_FLAGS taken from env."""
         base = cls()
         return cls(
             cc=env.get("CC") or base.cc,
@@ -95,6 +100,9 @@ class Toolchain:
             ldflags=env.get("LDFLAGS", base.ldflags),
             libs=env.get("LIBS", base.libs),
             bench_libs=env.get("BENCH_LIBS", base.bench_libs),
+            fuzz_cc=env.get("FUZZ_CC") or base.fuzz_cc,
+            fuzz_cxx=env.get("FUZZ_CXX") or base.fuzz_cxx,
+            fuzz_flags=env.get("FUZZ_FLAGS", base.fuzz_flags),
         )
 
 
@@ -214,6 +222,11 @@ def discover_bench_units(root: Path) -> list[str]:
 
 # ---- Jinja filters -------------------------------------------------------------------------
 
+def discover_fuzz_targets(root: Path) -> list[str]:
+    """Stems of the libFuzzer targets, harness/fuzz/fuzz_*.cc, sorted ([] without any)."""
+    return sorted(p.stem for p in (Path(root) / "harness" / "fuzz").glob("fuzz_*.cc"))
+
+
 def _ninja_path(value: object) -> str:
     """Escape a path for a ninja build line: $ -> $$, space -> '$ ', colon -> '$:'."""
     s = str(value)
@@ -306,6 +319,8 @@ def render_build_ninja(
         regen_inputs.append(str(root / "harness"))  # a new harness/*_tests.cc re-renders
     if (root / "harness" / "bench").is_dir():
         regen_inputs.append(str(root / "harness" / "bench"))  # and a new bench/*.cc
+    if (root / "harness" / "fuzz").is_dir():
+        regen_inputs.append(str(root / "harness" / "fuzz"))  # and a new fuzz/fuzz_*.cc
     for v in views + cross_views:
         regen_inputs += [v.dir, str(Path(v.dir) / "manifest.json")]
     try:
@@ -325,6 +340,10 @@ def render_build_ninja(
         ldflags=toolchain.ldflags,
         libs=toolchain.libs,
         bench_libs=toolchain.bench_libs,
+        fuzz_cc=toolchain.fuzz_cc,
+        fuzz_cxx=toolchain.fuzz_cxx,
+        fuzz_flags=toolchain.fuzz_flags,
+        fuzz_targets=discover_fuzz_targets(root),
         regen_inputs=regen_inputs,
         presets=views,
         harness_suites=discover_harness_suites(root),
