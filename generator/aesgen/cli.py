@@ -144,6 +144,24 @@ def main() -> None:
     """
 
 
+def _timing_verdicts(preset: str) -> str:
+    """What the data-flow pass said of the committed set generated/<preset>/ (its
+    manifest), in one line; "" without a set."""
+    path = ROOT / "generated" / preset / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return ""
+    kernels = manifest.get("kernels", []) + manifest.get("aeads", [])
+    proofs = [k.get("constant_time_proof") for k in kernels]
+    if not kernels or None in proofs:
+        return ""
+    leaking = [k["name"] for k, p in zip(kernels, proofs) if p["verdict"] != "proven"]
+    return (f"constant time (generated/{preset}, data-flow pass): {len(kernels) - len(leaking)}"
+            f" of {len(kernels)} kernels proven" + (
+                f"; NOT constant time, shown leaking: {', '.join(leaking)}" if leaking else ""))
+
+
 @main.command("list")
 def list_command() -> None:
     """Show the methods, CPU presets and FACE levels, and what `--cpu native` picks."""
@@ -177,6 +195,9 @@ def list_command() -> None:
         click.echo(f"  {name:<14} {p.description}")
         click.echo(f"  {'':<14} methods: {methods or 'none implemented yet'}; "
                    f"llvm-mca model: {p.mca_cpu}")
+        verdict = _timing_verdicts(name)
+        if verdict:
+            click.echo(f"  {'':<14} {verdict}")
     from .modes import MODES
     click.echo("modes:")
     def reserved(m, name: str) -> str:
@@ -808,9 +829,11 @@ def fuzz(cpu, minutes, targets, kernels, jobs, crash, output) -> None:
     out_dir = _output_folder(str(Path(output) / preset.name))
 
     def one(t: str):
-        click.echo(f"aesgen fuzz: {preset.name} fuzz_{t} for {minutes:g} min", err=True)
+        click.echo(f"aesgen fuzz: {preset.name} fuzz_{t} for {minutes:g} min (log: "
+                   f"{out_dir / t / 'fuzz.log'})", err=True)
         return F.run_target(F.target_binary(builddir, preset.name, t), t, minutes * 60,
-                            out_dir / t, env=env)
+                            out_dir / t, env=env,
+                            progress=lambda text: click.echo(f"aesgen fuzz: {text}", err=True))
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(one, target_list))

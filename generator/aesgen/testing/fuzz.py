@@ -102,9 +102,11 @@ def parse_log(text: str, result: FuzzResult) -> FuzzResult:
 
 def run_target(binary: Path, target: str, seconds: float, work: Path, *,
                env: dict | None = None, runs: int | None = None,
-               extra: tuple[str, ...] = ()) -> FuzzResult:
+               extra: tuple[str, ...] = (), progress=None,
+               progress_every: float = 60.0) -> FuzzResult:
     """Fuzz one target for `seconds` (or `runs` inputs) from the seed corpus, growing
-    work/corpus; the log goes to work/fuzz.log."""
+    work/corpus; the log goes to work/fuzz.log as it runs, and progress(text), when
+    given, hears the last status line every progress_every seconds."""
     corpus = work / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     seeds = SEED_CORPUS / target
@@ -118,16 +120,41 @@ def run_target(binary: Path, target: str, seconds: float, work: Path, *,
     if seeds.is_dir():
         cmd.append(str(seeds))
     started = time.monotonic()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          errors="replace", env=env)
     log = work / "fuzz.log"
-    log.write_text(proc.stdout)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        next_note = started + progress_every if progress else None
+        while proc.poll() is None:
+            time.sleep(0.2)
+            if next_note is not None and time.monotonic() >= next_note:
+                next_note += progress_every
+                last = _last_status(log)
+                if last:
+                    progress(f"fuzz_{target}: {last}")
+    text = log.read_text(errors="replace")
     result = FuzzResult(target=target, seconds=round(time.monotonic() - started, 1),
                         log=str(log), exit_code=proc.returncode)
-    parse_log(proc.stdout, result)
+    parse_log(text, result)
     if proc.returncode != 0 and result.finding is None:
         result.finding = f"the target exited with status {proc.returncode} (see {log})"
     return result
+
+
+def _last_status(log: Path) -> str:
+    """libFuzzer's last status line (#runs, cov, ft, corpus, exec/s), shortened."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 4096))
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        m = _STATUS.match(line)
+        if m:
+            return (f"{int(m.group(1)):,} inputs, cov {m.group(2)}, ft {m.group(3)}"
+                    + (f", {m.group(5)} exec/s" if m.group(5) else ""))
+    return ""
 
 
 def reproduce(binary: Path, crash: Path) -> subprocess.CompletedProcess:
