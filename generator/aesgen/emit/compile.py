@@ -17,6 +17,7 @@ from ..kernels.spec import METHODS, KernelSpec
 from ..modes import build_kernel, mode
 from ..passes import compile_function
 from ..passes.abi import AAPCS64, SYSV_X86_64
+from ..passes.secrets import check_functions
 from ..passes.features import FEATURE_ORDERS
 from ..printer.gas_aarch64 import print_function as print_aarch64
 from ..printer.gas_x86_64 import print_function as print_x86_64
@@ -43,6 +44,10 @@ class CompiledKernel:
     batch_registers: int | None = None     # the skeleton's own batch, when not the preset's
     # stats(), worked out beforehand (compiled_summary: the functions keep no instructions)
     precomputed_stats: dict | None = field(default=None, compare=False)
+    # the constant-time pass's report (passes/secrets.py): its findings, as text, and the
+    # count of them per entry point, every entry listed
+    timing_findings: tuple[str, ...] = ()
+    timing_entries: tuple[tuple[str, int], ...] = ()
 
     @property
     def interleave(self) -> int:
@@ -51,7 +56,10 @@ class CompiledKernel:
 
     @property
     def constant_time(self) -> bool:
-        return self.timing_warning is None
+        """The data-flow pass's verdict: no secret value reaches an address, a branch or
+        an instruction of variable time (compile_kernel has checked that it agrees with
+        what the skeleton declares)."""
+        return not self.timing_findings
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -131,8 +139,37 @@ def _compile_kernel(spec: KernelSpec) -> CompiledKernel:
         {entry: compile_function(fn, built.abi.get(entry, default_abi))
          for entry, fn in built.functions.items()}, spec.arch)
     texts = {entry: print_function(fn) for entry, fn in functions.items()}
+    findings, entries = _prove_constant_time(spec, functions, built, default_abi)
     return CompiledKernel(spec, functions, texts, built.ctx_size, built.timing_warning,
-                          built.context_fields, built.interleave)
+                          built.context_fields, built.interleave,
+                          timing_findings=findings, timing_entries=entries)
+
+
+class TimingError(ValueError):
+    """The constant-time pass and the kernel's declaration disagree."""
+
+
+def _prove_constant_time(spec: KernelSpec, functions: dict[str, Function], built,
+                         default_abi) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """Run the data-flow pass (passes/secrets.py) on every function: a kernel that does not
+    declare itself NOT constant time (the table method) must come out without findings,
+    and one that declares it must come out with some; either way is an error naming the
+    kernel and what the pass saw."""
+    findings = check_functions(spec, functions, built.context_fields,
+                               lambda entry: built.abi.get(entry, default_abi))
+    entries = tuple((entry, sum(1 for f in findings if f.function == fn.symbol))
+                    for entry, fn in functions.items())
+    if findings and built.timing_warning is None:
+        shown = "\n  ".join(str(f) for f in findings[:5])
+        more = f"\n  ... {len(findings) - 5} more" if len(findings) > 5 else ""
+        raise TimingError(f"kernel {spec.name} is not constant time: the data-flow pass finds "
+                          f"{len(findings)} secret-dependent address(es), branch(es) or "
+                          f"store(s):\n  {shown}{more}")
+    if not findings and built.timing_warning is not None:
+        raise TimingError(f"kernel {spec.name} declares itself NOT constant time "
+                          f"({built.timing_warning}) but the data-flow pass finds nothing: "
+                          f"the declaration or the pass is wrong")
+    return tuple(str(f) for f in findings), entries
 
 
 def _with_callee_features(functions: dict[str, Function], arch: str) -> dict[str, Function]:

@@ -274,6 +274,8 @@ def _kernel_view(ck: CompiledKernel, macro_prefix: str) -> dict:
         "macro": spec.symbol_stem.upper(), "interleave": ck.interleave,
         "encoding": spec.encoding, "key_bits": spec.key_bits, "width": spec.width,
         "warning": timing_warning(ck),
+        "timing_findings": len(ck.timing_findings),
+        "first_timing_finding": ck.timing_findings[0] if ck.timing_findings else "",
     }
 
 
@@ -320,6 +322,7 @@ def _manifest_entry(ck: CompiledKernel) -> dict:
         "counter": ck.spec.counter_policy.name,
         "constant_time": ck.constant_time,
         **({"warning": timing_warning(ck)} if not ck.constant_time else {}),
+        "constant_time_proof": _proof_entry(ck),
         "features": list(ck.features),
         "ctx_size": ck.ctx_size, "interleave": ck.interleave,
         **({"sbox": ck.spec.sbox or SBOX_NETLISTS[0]} if ck.spec.method in SLICED_METHODS
@@ -328,6 +331,18 @@ def _manifest_entry(ck: CompiledKernel) -> dict:
         **({"scrub": False} if not ck.spec.scrub else {}),
         "symbols": {entry: fn.symbol for entry, fn in ck.functions.items() if fn.exported},
         "instruction_counts": ck.stats(),
+    }
+
+
+def _proof_entry(ck: CompiledKernel) -> dict:
+    """The data-flow pass's report (passes/secrets.py): its verdict, the findings per entry
+    point, the first few findings."""
+    return {
+        "by": "data flow, generator/aesgen/passes/secrets.py",
+        "verdict": "proven" if ck.constant_time else "leaks",
+        "findings": len(ck.timing_findings),
+        "entries": dict(ck.timing_entries),
+        **({"first_findings": list(ck.timing_findings[:3])} if ck.timing_findings else {}),
     }
 
 
