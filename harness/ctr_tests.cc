@@ -786,9 +786,9 @@ TEST(AbiTrampoline, DetectsEachViolation) {
 }
 
 // The scrub check (GuardedContext::CheckScrubbed after every kernel call) finds a round
-// key left in a vector register or on the stack below the caller's frame, and nothing
-// after a function that leaves neither.
-TEST(AbiTrampoline, ScrubCheckFindsLeftRoundKeys) {
+// key, or any context bytes that look like key material, left in a vector register or on
+// the stack below the caller's frame, and nothing after a function that leaves neither.
+TEST(AbiTrampoline, ScrubCheckFindsLeftRoundKeysAndContextBytes) {
   aesgen_abi_vector_bytes = HardwareVectorBytes();     // whatever AESGEN_TEST_SCRUB_CHECK says
   uint8_t key[16];
   for (int i = 0; i < 16; i++) key[i] = static_cast<uint8_t>(0x21 * i + 7);
@@ -807,6 +807,25 @@ TEST(AbiTrampoline, ScrubCheckFindsLeftRoundKeys) {
   mask = aesgen_abi_call4(reinterpret_cast<const void *>(&aesgen_abi_good_volatile), 1, 2, 3, 4,
                           nullptr);
   EXPECT_EQ(FindLeftRoundKey(rks), "") << "after a function that leaves nothing";
+
+  // Any context bytes that look like key material (an H power, a FACE entry): a context
+  // of random bytes, 16 of them left in a register, then on the stack.
+  std::vector<uint8_t> ctx(256);
+  auto rng = TestRng(0x5c7b);
+  for (auto &b : ctx) b = static_cast<uint8_t>(rng());
+  EXPECT_EQ(FindLeftContextBytes(ctx.data(), ctx.size()), "") << "after a clean call";
+  aesgen_abi_call4(reinterpret_cast<const void *>(&aesgen_abi_leave_xmm5),
+                   reinterpret_cast<uintptr_t>(ctx.data() + 88), 0, 0, 0, nullptr);
+  found = FindLeftContextBytes(ctx.data(), ctx.size());
+  EXPECT_NE(found.find("context bytes 88..103 left in"), std::string::npos) << found;
+  aesgen_abi_call4(reinterpret_cast<const void *>(&aesgen_abi_leave_stack),
+                   reinterpret_cast<uintptr_t>(ctx.data() + 160), 0, 0, 0, nullptr);
+  found = FindLeftContextBytes(ctx.data(), ctx.size());
+  EXPECT_NE(found.find("context bytes 160..175 left on the stack"), std::string::npos) << found;
+  // a counter-like block (a few distinct bytes) is not taken for key material
+  uint8_t counter[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x2a};
+  EXPECT_FALSE(LooksSecret(counter));
+  EXPECT_TRUE(LooksSecret(ctx.data() + 16)) << "random bytes look like key material";
 }
 
 TEST(AbiTrampoline, DescribesRegisters) {

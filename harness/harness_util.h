@@ -520,6 +520,60 @@ inline std::string FindLeftRoundKey(const std::vector<std::array<uint8_t, 16>> &
   return "";
 }
 
+// Whether 16 bytes look like key material: at least 12 distinct byte values. A
+// random 16 bytes has fewer with probability about 1e-4; what a scrubbed call may
+// leave below the caller's frame (a return address, saved registers, pointers,
+// lengths) has zero and repeated bytes.
+inline bool LooksSecret(const uint8_t *p) {
+  uint8_t seen[256] = {0};
+  int distinct = 0;
+  for (int i = 0; i < 16; i++) distinct += seen[p[i]]++ == 0;
+  return distinct >= 12;
+}
+
+// Any 16 bytes of the context (at any 8-byte offset) that look like key material
+// (LooksSecret: round keys in every layout, H powers, FACE caches and table
+// entries, keystream, derived keys) found in the vector registers or the stack a
+// callee left (the trampoline's dumps), named; "" when none.
+inline std::string FindLeftContextBytes(const uint8_t *ctx, size_t ctx_size) {
+  const int width = aesgen_abi_vector_bytes;
+  if (width == 0 || ctx_size < 16) return "";
+#if defined(__x86_64__)
+  const int regs = width == 64 ? 32 : 16;
+  const char *kind = width == 64 ? "zmm" : width == 32 ? "ymm" : "xmm";
+#else
+  const int regs = 32;
+  const char *kind = "v";
+#endif
+  auto in_context = [&](const uint8_t *p) -> long {
+    if (!LooksSecret(p)) return -1;
+    for (size_t off = 0; off + 16 <= ctx_size; off += 8) {
+      if (std::memcmp(ctx + off, p, 16) == 0) return static_cast<long>(off);
+    }
+    return -1;
+  };
+  std::ostringstream os;
+  for (int r = 0; r < regs; r++) {
+    for (int lane = 0; lane < width / 16; lane++) {
+      long off = in_context(aesgen_abi_vectors + r * width + 16 * lane);
+      if (off >= 0) {
+        os << "context bytes " << off << ".." << off + 15 << " left in " << kind << r;
+        if (width > 16) os << " (lane " << lane << ")";
+        return os.str();
+      }
+    }
+  }
+  for (size_t at = 0; at + 16 <= AESGEN_ABI_STACK_DUMP; at += 8) {
+    long off = in_context(aesgen_abi_stack + at);
+    if (off >= 0) {
+      os << "context bytes " << off << ".." << off + 15 << " left on the stack, "
+         << AESGEN_ABI_STACK_DUMP - at << " bytes below the caller's frame";
+      return os.str();
+    }
+  }
+  return "";
+}
+
 // ---------------------------------------------------------------------------
 // A context for one kernel: ctx_size bytes, 64-byte aligned, with canary bytes
 // on both sides that every call is checked against. The CTR and AEAD suites
@@ -564,6 +618,7 @@ class GuardedContext {
  protected:
   void CheckScrubbed(const char *what) {
     std::string left = FindLeftRoundKey(round_keys_);
+    if (left.empty()) left = FindLeftContextBytes(ctx(), ctx_size_);
     if (!left.empty() && ++problems_ <= kMaxReports) {
       ADD_FAILURE() << name_ << ": " << what << " did not scrub: " << left;
     }

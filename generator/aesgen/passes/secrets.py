@@ -71,7 +71,10 @@ class IsaRules:
     register_branches: frozenset   # branches on a register's value (cbz, tbnz)
     flag_readers: frozenset        # non-branch instructions that read the flags
     sets_flags: object             # name -> whether it writes the flags
-    variable_time: frozenset       # timing depends on the operands (division, shift by register)
+    # timing depends on the operands: division (by name), and shifts or rotates (these
+    # names) when their count is a register rather than an immediate
+    division: frozenset
+    shifts: frozenset
     callee_saved: frozenset
     stack: tuple                   # the stack pointer's key
     calls: frozenset
@@ -88,7 +91,7 @@ def _x86_sets_flags(name: str) -> bool:
 
 # x86-64: the GP arithmetic the lowering uses writes the flags; cmov, adc, sbb, setcc read
 # them; division and shifts by %cl take operand-dependent time (neither is in the table:
-# tests/test_secrets_pass.py checks that it stays so or that they are listed here)
+# tests/test_secrets_pass.py checks that it stays so or that the rules below cover them)
 _X86_NO_FLAGS = {"mov", "mov.st", "mov.d", "mov.dst", "mov.bst", "movabs", "movzx.b32", "lea",
                  "push", "pop", "bswap", "jmp", "ret", "call", "endbr64"}
 X86_64_RULES = IsaRules(
@@ -98,7 +101,8 @@ X86_64_RULES = IsaRules(
     register_branches=frozenset(),
     flag_readers=frozenset({"cmova", "cmove", "cmovne", "adc", "adc.m", "sbb"}),
     sets_flags=_x86_sets_flags,
-    variable_time=frozenset({"div", "idiv", "shl.cl", "shr.cl", "sar.cl", "rol.cl", "ror.cl"}),
+    division=frozenset({"div", "idiv"}),
+    shifts=frozenset({"shl", "shr", "sar", "rol", "ror", "shld", "shrd"}),
     # rbx, rsp, rbp, r12-r15
     callee_saved=frozenset({("gp", 3), ("gp", 4), ("gp", 5), ("gp", 12), ("gp", 13),
                             ("gp", 14), ("gp", 15)}),
@@ -119,7 +123,8 @@ AARCH64_RULES = IsaRules(
     register_branches=frozenset({"cbz", "cbnz", "tbz", "tbnz"}),
     flag_readers=frozenset({"adc"}),
     sets_flags=_A64_FLAG_SETTERS.__contains__,
-    variable_time=frozenset({"udiv", "sdiv", "lslv", "lsrv", "asrv", "rorv"}),
+    division=frozenset({"udiv", "sdiv"}),
+    shifts=frozenset({"lsl", "lsr", "asr", "ror", "lslv", "lsrv", "asrv", "rorv"}),
     # x19-x29 (x29 the frame pointer) and sp
     callee_saved=frozenset({("x", n) for n in range(19, 30)} | {("x", 31)}),
     stack=("x", 31),
@@ -222,7 +227,8 @@ def _plan(ins: Instruction, rules: IsaRules) -> _Plan:
                                                   and name.startswith("set")),
         branch=name in rules.flag_branches,
         register_branch=name in rules.register_branches,
-        variable_time=name in rules.variable_time,
+        variable_time=name in rules.division or (
+            name in rules.shifts and len(ops) >= 2 and type(ops[-1]) is Reg),
         sets_flags=rules.sets_flags(name),
         zero_idiom=(len(ops) >= 2 and all(type(o) is Reg for o in ops)
                     and len({o.key for o in ops}) == 1
