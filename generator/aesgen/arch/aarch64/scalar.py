@@ -79,7 +79,10 @@ class A64Scalar:
             b.asm.str(_view(XZR, dst.width), dst)
             return
         t = b.gp()
-        b.asm.mov(_view(t, dst.width), Imm(value))
+        if 0 <= value < 1 << 16:
+            b.asm.mov(_view(t, dst.width), Imm(value))
+        else:                                  # any 64-bit number (-1: FACE's NO_WINDOW)
+            self.move(b, t, value)
         b.asm.str(_view(t, dst.width), dst)
 
     # --- control flow ---------------------------------------------------------------------

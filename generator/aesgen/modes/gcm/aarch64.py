@@ -39,7 +39,7 @@ from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...uarch import model_for
 from .. import BuiltKernel
 from .layout import NO_WINDOW, gcm_layout
-from .skeleton import BATCH, COUNTER_DECLASSIFIED, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
+from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
 VECTOR_REGISTERS = 32
 # vector registers the data loop keeps across a batch beside the engine's and the hash's:
@@ -268,39 +268,30 @@ class Body(GcmFrame):
         a.ins(one.lane_view("s", 3), t.w)
         return one
 
-    def begin_message(self, j0: Reg, counter_secret: bool = False) -> None:
-        """The counter J0 + 1 and E_K(J0), the tag's mask; with FACE its check and window,
-        unless ``counter_secret`` (J0 from GHASH, skeleton.start)."""
+    def counter_after(self, j0: Reg) -> Reg:
+        """J0 + 1 as COUNTER keeps it (block order: inc32 between two REV32s)."""
         a, b = self.a, self.b
-        with b.phase("counter"):
-            c = b.vec(128)
-            a.rev32(c.b16, j0.b16)
-            a.add(c.s4, c.s4, self._one().s4)
-            a.rev32(c.b16, c.b16)
-            if counter_secret:
-                b.comment(COUNTER_DECLASSIFIED)
-            self.store_block("COUNTER", c)
-        if counter_secret:
-            if self.k.face_rounds:
-                t = b.gp()
-                self.isa.move(b, t, NO_WINDOW)
-                self.isa.store(b, self.f("FACE_WINDOW", width=64), t)
-            self.aes_any_size(j0)
-        elif self.k.face_rounds:
-            self.face_new_message(j0)
+        c = b.vec(128)
+        a.rev32(c.b16, j0.b16)
+        a.add(c.s4, c.s4, self._one().s4)
+        a.rev32(c.b16, c.b16)
+        return c
 
-            def window_and_mask(bits: int) -> None:
-                # the first counter's window cached now, beside E_K(J0): a new nonce's
-                # first batch finds its window (no refresh on the way into the data)
-                keys = self.k.engine.prepare(self.k, b, self.ctx, bits)
-                cr = b.vec(128)
-                a.rev32(cr.b16, c.b16)
-                self._refresh(cr, bits, keys)
-                self.aes([j0], bits, keys)
-            self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
-        else:
-            self.aes_any_size(j0)
-        self.store_block("TAG_MASK", j0)
+    def face_begin(self, j0: Reg, c: Reg) -> None:
+        """FACE's step of a new message (skeleton.begin_message): the table's nonce bytes
+        checked, the first counter's window cached beside E_K(J0) (in j0)."""
+        a, b = self.a, self.b
+        self.face_new_message(j0)
+
+        def window_and_mask(bits: int) -> None:
+            # the first counter's window cached now, beside E_K(J0): a new nonce's
+            # first batch finds its window (no refresh on the way into the data)
+            keys = self.k.engine.prepare(self.k, b, self.ctx, bits)
+            cr = b.vec(128)
+            a.rev32(cr.b16, c.b16)
+            self._refresh(cr, bits, keys)
+            self.aes([j0], bits, keys)
+        self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
 
     # --- FACE on the GCM counter ---------------------------------------------------------
     def face_new_message(self, j0: Reg) -> None:

@@ -36,15 +36,16 @@ supplies:
 from __future__ import annotations
 
 from ...dsl.ir import Function
+from ...dsl.operands import Label, Reg
+from ...kernels import ctx_layout
+from ...kernels.key_schedule import accept_key_length, expand_by_size
+from .layout import NO_WINDOW
 
 # J0 from GHASH depends on H; its counter is stored for the data path, which branches on
 # COUNTER_SECRET before any branch on the counter or index by it (passes/secrets.py reads
 # this mark: the store is not a secret leaking into a public field)
 COUNTER_DECLASSIFIED = ("declassify: a counter from GHASH, for a data path that branches on "
                         "COUNTER_SECRET first")
-from ...dsl.operands import Label, Reg
-from ...kernels import ctx_layout
-from ...kernels.key_schedule import accept_key_length, expand_by_size
 
 MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
 MAX_AAD = 2**61 - 1             # bytes (2^64 - 1 bits)
@@ -347,6 +348,28 @@ class GcmFrame:
         isa.store_imm(b, self.f("MSG_LEN", width=64), 0)
         self.begin_message(j0, counter_secret=True)
         b.bind(have_j0)
+
+    def begin_message(self, j0, counter_secret: bool = False) -> None:
+        """What every message starts from J0: the counter J0 + 1 (the ISA layer's
+        counter_after), FACE's step (face_begin: the nonce bytes its table is for checked,
+        the counter's window cached) and E_K(J0), the tag's mask. With ``counter_secret``
+        (J0 from GHASH, start) no FACE: the table stays as it is, no window is cached, and
+        the counter is stored declassified (nothing branches on it: COUNTER_SECRET)."""
+        b = self.b
+        with b.phase("counter"):
+            c = self.counter_after(j0)
+            if counter_secret:
+                b.comment(COUNTER_DECLASSIFIED)
+            self.store_block("COUNTER", c)
+        if counter_secret:
+            if self.k.face_rounds:
+                self.isa.store_imm(b, self.f("FACE_WINDOW", width=64), NO_WINDOW)
+            self.aes_any_size(j0)
+        elif self.k.face_rounds:
+            self.face_begin(j0, c)
+        else:
+            self.aes_any_size(j0)
+        self.store_block("TAG_MASK", j0)
 
     def jump_if_counter_secret(self, label: Label) -> None:
         """To label when this message's counter came from GHASH (COUNTER_SECRET, set by

@@ -37,7 +37,7 @@ from .. import BuiltKernel
 from . import short_record as short
 from .short_record import SHORT_BLOCKS, counter_block, load_short, nonce_block
 from .layout import NO_WINDOW, gcm_layout
-from .skeleton import BATCH, COUNTER_DECLASSIFIED, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
+from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
 ONE = (1).to_bytes(16, "little")
 # stack arguments of seal/open at entry (SysV: the 7th..10th arguments)
@@ -981,36 +981,26 @@ class Body(GcmFrame):
     def short_record(self, *args, **kw) -> Reg:
         return short.short_record(self, *args, **kw)
 
-    def begin_message(self, j0: Reg, counter_secret: bool = False) -> None:
-        """What every message starts from J0: the counter J0 + 1, FACE's check of the
-        nonce bytes its table is for and the counter's window, and E_K(J0), the tag's
-        mask. With ``counter_secret`` (J0 from GHASH, skeleton.start) no FACE: the table
-        stays as it is and no window is cached."""
-        b, v = self.b, self.v
-        with b.phase("counter"):
-            c = b.xmm()
-            v.shuffle_bytes(c, j0, self.hash.bswap_mask())
-            self.k.counter.vector_add(v, c, c, b.const("one", ONE))
-            if counter_secret:
-                b.comment(COUNTER_DECLASSIFIED)
-            v.store(self.f("COUNTER"), c)
-        if counter_secret:
-            if self.k.face_rounds:
-                self.a.mov(self.f("FACE_WINDOW", width=64), Imm(NO_WINDOW))
-            self.aes_any_size(j0)
-        elif self.k.face_rounds:
-            self.face_new_message(j0)
+    def counter_after(self, j0: Reg) -> Reg:
+        """J0 + 1 as COUNTER keeps it (byte-reversed: inc32 is a vector add)."""
+        c = self.b.xmm()
+        self.v.shuffle_bytes(c, j0, self.hash.bswap_mask())
+        self.k.counter.vector_add(self.v, c, c, self.b.const("one", ONE))
+        return c
 
-            def window_and_mask(bits: int) -> None:
-                # the first counter's window cached now, beside E_K(J0): a new nonce's
-                # first batch finds its window (no refresh on the way into the data)
-                self._face_refresh(c, bits)
-                self.aes([j0], bits)
-            with self.keeping(c, j0):
-                self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
-        else:
-            self.aes_any_size(j0)
-        v.store(self.f("TAG_MASK"), j0)
+    def face_begin(self, j0: Reg, c: Reg) -> None:
+        """FACE's step of a new message (skeleton.begin_message): the table's nonce bytes
+        checked, the first counter's window cached beside E_K(J0) (in j0)."""
+        b = self.b
+        self.face_new_message(j0)
+
+        def window_and_mask(bits: int) -> None:
+            # the first counter's window cached now, beside E_K(J0): a new nonce's
+            # first batch finds its window (no refresh on the way into the data)
+            self._face_refresh(c, bits)
+            self.aes([j0], bits)
+        with self.keeping(c, j0):
+            self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
 
     def start_record(self, nonce: Reg, aad: Reg, aad_len: Reg) -> None:
         """start() and absorb() of a one-shot record under a 12-byte nonce with at most 16
