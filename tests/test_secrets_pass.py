@@ -80,6 +80,7 @@ def test_a_kernel_the_pass_rejects_is_not_generated() -> None:
 
     class Built:                     # what _prove_constant_time reads of a built kernel
         context_fields = ck.context_fields
+        public_fields = ck.public_fields
         abi: dict = {}
         timing_warning = None
     fn = ck.functions["xor_stream"]

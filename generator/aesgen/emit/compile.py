@@ -47,6 +47,7 @@ class CompiledKernel:
     # the constant-time pass's report (passes/secrets.py): its findings, as text, and the
     # count of them per entry point, every entry listed
     timing_findings: tuple[str, ...] = ()
+    public_fields: frozenset = frozenset()      # the context fields declared public
     timing_entries: tuple[tuple[str, int], ...] = ()
 
     @property
@@ -142,7 +143,8 @@ def _compile_kernel(spec: KernelSpec) -> CompiledKernel:
     findings, entries = _prove_constant_time(spec, functions, built, default_abi)
     return CompiledKernel(spec, functions, texts, built.ctx_size, built.timing_warning,
                           built.context_fields, built.interleave,
-                          timing_findings=findings, timing_entries=entries)
+                          timing_findings=findings, timing_entries=entries,
+                          public_fields=built.public_fields)
 
 
 class TimingError(ValueError):
@@ -156,7 +158,8 @@ def _prove_constant_time(spec: KernelSpec, functions: dict[str, Function], built
     and one that declares it must come out with some; either way is an error naming the
     kernel and what the pass saw."""
     findings = check_functions(spec, functions, built.context_fields,
-                               lambda entry: built.abi.get(entry, default_abi))
+                               lambda entry: built.abi.get(entry, default_abi),
+                               built.public_fields)
     entries = tuple((entry, sum(1 for f in findings if f.function == fn.symbol))
                     for entry, fn in functions.items())
     if findings and built.timing_warning is None:

@@ -289,4 +289,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     doc = (f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} x {spec.width}-bit "
            f"registers ({spec.interleave * spec.lanes} blocks) a batch, FACE {spec.face}.")
     abi = {"xor_stream": sysv_with_vectors(32)} if spec.encoding == "evex" else {}
-    return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()), abi=abi)
+    return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()),
+                       public_fields=k.layout.public_names(), abi=abi)

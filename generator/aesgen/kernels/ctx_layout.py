@@ -15,24 +15,29 @@ from .fields import Field, FieldLayout
 # the round keys from offset 0.
 CIPHER_FIELDS = [
     Field("cipher", "ROUND_KEYS", 240, 16, "15 x 16 bytes, FIPS-197 byte order"),
-    Field("cipher", "KEY_BITS", 4, 4, "u32: 128, 192 or 256 once init succeeded; 0 before"),
+    Field("cipher", "KEY_BITS", 4, 4, "u32: 128, 192 or 256 once init succeeded; 0 before",
+          public=True),
 ]
 HEADER_FIELDS = CIPHER_FIELDS + [
-    Field("mode", "CTR_LO", 8, 16, "u64: counter bytes 8..15 as a number (next block)"),
-    Field("mode", "CTR_HI", 8, 8, "u64: counter bytes 0..7"),
+    Field("mode", "CTR_LO", 8, 16, "u64: counter bytes 8..15 as a number (next block)",
+          public=True),
+    Field("mode", "CTR_HI", 8, 8, "u64: counter bytes 0..7", public=True),
     Field("mode", "KEYSTREAM", 16, 16, "keystream of the block partly used by the last call"),
-    Field("mode", "KEYSTREAM_LEFT", 8, 8, "u64: unused bytes at the end of KEYSTREAM (0..15)"),
+    Field("mode", "KEYSTREAM_LEFT", 8, 8, "u64: unused bytes at the end of KEYSTREAM (0..15)",
+          public=True),
     # FACE state (in every layout so set_iv/init are uniform; unused at level none)
     Field("face", "WINDOW_LO", 8, 8, "u64: CTR_LO with in15 cleared, for which C1/C2 hold; "
-          "low byte 0xff = none"),
-    Field("face", "WINDOW_HI", 8, 8, "u64: CTR_HI of that window"),
-    Field("face", "TAG_LO", 8, 8, "u64: counter byte 10 (masked CTR_LO) the tables are for"),
+          "low byte 0xff = none", public=True),
+    Field("face", "WINDOW_HI", 8, 8, "u64: CTR_HI of that window", public=True),
+    Field("face", "TAG_LO", 8, 8, "u64: counter byte 10 (masked CTR_LO) the tables are for",
+          public=True),
     Field("face", "TAG_HI", 8, 8, "u64: counter bytes 0 and 5 (masked CTR_HI); bit 0 set = "
-          "no table"),
-    Field("face", "FILL_START", 8, 8, "u64: in15 of the first valid table entry"),
-    Field("face", "FILL_COUNT", 8, 8, "u64: valid entries from FILL_START on (256 = complete)"),
+          "no table", public=True),
+    Field("face", "FILL_START", 8, 8, "u64: in15 of the first valid table entry", public=True),
+    Field("face", "FILL_COUNT", 8, 8, "u64: valid entries from FILL_START on (256 = complete)",
+          public=True),
     Field("face", "FILL_BUDGET", 8, 8, "u64: fill batches that may still store entries "
-          "(face_fill.py: second sight)"),
+          "(face_fill.py: second sight)", public=True),
     Field("face", "CACHE_R1", 16, 16, "FACE rd1 cache: state after round 1 of the window's "
           "in15 = 0 block"),
     Field("face", "CACHE_R2", 16, 16, "FACE rd2 cache: state after round 2 of that block"),
@@ -83,6 +88,9 @@ class ContextLayout:
     def table(self) -> list[tuple[str, str, int, int, str]]:
         """(section, name, offset, size, doc) rows, for docs and the manifest."""
         return self.declared.table()
+
+    def public_names(self) -> frozenset[str]:
+        return self.declared.public_names()
 
 
 def layout_for(face: str, r1_entry: int = 4, extra: int = 0) -> ContextLayout:

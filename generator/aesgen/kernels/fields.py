@@ -21,6 +21,9 @@ class Field:
     size: int           # bytes
     align: int = 8
     doc: str = ""
+    # holds public data only (a length, a counter, FACE's bookkeeping): the constant-time
+    # pass (passes/secrets.py) lets loads of it be public, and finds secrets stored into it
+    public: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,10 @@ class FieldLayout:
         if name.isupper():
             return self.offset(name)
         raise AttributeError(name)
+
+    def public_names(self) -> frozenset[str]:
+        """The fields declared public."""
+        return frozenset(f.name for f in self.fields if f.public)
 
     def table(self) -> list[tuple[str, str, int, int, str]]:
         """(section, name, offset, size, doc) rows, for docs and the manifest."""

@@ -502,4 +502,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     doc = (f"xor_stream(ctx, out, in, len): AES-CTR by T-table lookups, one block at a "
            f"time, FACE {spec.face}.")
     return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()),
+                       public_fields=k.layout.public_names(),
                        timing_warning=NOT_CONSTANT_TIME)

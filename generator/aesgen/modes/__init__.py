@@ -20,6 +20,7 @@ class BuiltKernel:
     functions: dict             # entry or local function name -> dsl.ir.Function
     ctx_size: int
     context_fields: tuple = ()  # (section, name, offset, size, doc) when built from fields
+    public_fields: frozenset = frozenset()   # names of the fields declared public
     timing_warning: str | None = None   # why the kernel is NOT constant time; None when it is
     # entry -> calling convention, where an entry departs from its instruction set's default
     abi: dict = field(default_factory=dict)

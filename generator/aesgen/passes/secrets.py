@@ -5,8 +5,9 @@ Sources and marks. At entry, each argument has a role (``ENTRY_ARGS``: the C con
 order): the context and the buffers are pointers into regions, lengths are public
 numbers. A load is secret unless its address is known to hold public data: a constant
 (RIP-relative), the stack (arguments past the sixth, saved registers), a public buffer
-(IV, nonce, AAD, tag given to open) or a public field of the context (``PUBLIC_FIELDS``:
-lengths, counters, FACE bookkeeping, the byte-sliced hash's block count). Keys, round
+(IV, nonce, AAD, tag given to open) or a field of the context its layout declares public
+(``Field(..., public=True)``: lengths, counters, FACE bookkeeping, the byte-sliced hash's
+block count). Keys, round
 keys, hash keys, masks, plaintext, states, tables: everything else is secret. Marks flow
 forward through every instruction (its table form says which operands it reads and
 writes) and join over the control-flow graph (secret if secret on any path in).
@@ -26,16 +27,6 @@ from dataclasses import dataclass
 from ..dsl.ir import Comment, Function, Instruction, LabelDef
 from ..dsl.operands import Masked, Mem, Reg, Sym, VList
 from .liveness import build_cfg
-
-# fields of the context that hold public data (kernels/ctx_layout.py, modes/*/layout):
-# lengths, counters and the FACE table's bookkeeping (which entries are filled, for which
-# counter bytes), the byte-sliced engine's block counts, the key size
-PUBLIC_FIELDS = frozenset({
-    "KEY_BITS", "CTR_LO", "CTR_HI", "KEYSTREAM_LEFT", "WINDOW_LO", "WINDOW_HI", "TAG_LO",
-    "TAG_HI", "FILL_START", "FILL_COUNT", "FILL_BUDGET", "AAD_LEN", "MSG_LEN", "IN_DATA",
-    "COUNTER_SECRET", "COUNTER", "FACE_WINDOW", "FACE_TAG_LO", "FACE_TAG_HI", "HASHED",
-    "WORK_HASHED", "GROUP_FLAGS",
-})
 
 PUBLIC_REGIONS = ("const", "stack", "public")
 # the arguments' roles, in order: "ctx", "secret" (a pointer to secret bytes), "public" (a
@@ -283,9 +274,10 @@ class Analysis:
     """One function's marks (see the module text)."""
 
     def __init__(self, function: Function, roles: tuple[str, ...], fields: dict,
-                 arguments: tuple[Reg, ...], rules: IsaRules = X86_64_RULES) -> None:
+                 arguments: tuple[Reg, ...], rules: IsaRules = X86_64_RULES,
+                 public: frozenset = frozenset()) -> None:
         self.function, self.roles, self.fields = function, roles, fields
-        self.rules = rules
+        self.rules, self.public = rules, public
         self.arguments = arguments
         self.findings: list[Finding] = []
 
@@ -300,7 +292,7 @@ class Analysis:
 
     def _default(self, offset: int) -> Value:
         """What a context byte holds before this function stores to it: its field's kind."""
-        return PUBLIC if self._field(offset) in PUBLIC_FIELDS else SECRET
+        return PUBLIC if self._field(offset) in self.public else SECRET
 
     def _ctx_offset(self, state: dict, mem: Mem) -> int | None:
         """The context offset mem addresses, when known (no index)."""
@@ -330,7 +322,7 @@ class Analysis:
             # with a (public) index, the field the displacement points into: an index keeps
             # to its table, or the kernel is wrong, not leaky
             off = None if base.offset is None else base.offset + mem.disp
-            return self._field(off) not in PUBLIC_FIELDS
+            return self._field(off) not in self.public
         return True
 
     # --- one instruction ----------------------------------------------------------------
@@ -371,7 +363,7 @@ class Analysis:
                 base = state.get(m.base.key, PUBLIC) if m.base is not None else PUBLIC
                 if base.region == "ctx" and base.offset is not None and m.index is None:
                     field = self._field(base.offset + m.disp)
-                    if field in PUBLIC_FIELDS and secret_in and not public_next:
+                    if field in self.public and secret_in and not public_next:
                         self._find(index, ins, f"a secret value stored into the public "
                                                f"field {field}")
         value = PUBLIC if (not secret_in or public_next or p.zero_idiom) else SECRET
@@ -534,10 +526,12 @@ class Analysis:
         return self.findings
 
 
-def check_functions(spec, functions: dict, context_fields: tuple, abi_for) -> list[Finding]:
+def check_functions(spec, functions: dict, context_fields: tuple, abi_for,
+                    public_fields: frozenset) -> list[Finding]:
     """The findings of every function of one kernel (``spec`` a KernelSpec, ``functions``
     its compiled functions by entry name, ``context_fields`` its (section, name, offset,
-    size, doc) fields); ``abi_for(entry)`` gives an entry's calling convention."""
+    size, doc) fields, ``public_fields`` the names of those declared public);
+    ``abi_for(entry)`` gives an entry's calling convention."""
     rules = RULES[spec.arch]
     kind = "ctr" if spec.mode == "ctr" else "aead"
     fields = {}
@@ -547,16 +541,18 @@ def check_functions(spec, functions: dict, context_fields: tuple, abi_for) -> li
         # byte a group saying whether FACE filled its table entry (kernels/bitsliced.py)
         from ..kernels.engine_choice import engine_for
         fields["GROUP_FLAGS"] = (extra[0] + engine_for(spec).group_flags(), 64)
+        public_fields = public_fields | {"GROUP_FLAGS"}
     fields.update({name: (off, size) for _, name, off, size, _ in context_fields})
     findings: list[Finding] = []
     for entry, fn in functions.items():
         roles = ENTRY_ARGS.get((kind, entry))
         if roles is None:
             raise ValueError(f"{spec.name}: no argument roles for {entry}")
-        findings += Analysis(fn, roles, fields, abi_for(entry).arguments, rules).run()
+        findings += Analysis(fn, roles, fields, abi_for(entry).arguments, rules,
+                             frozenset(public_fields)).run()
     return findings
 
 
 def check_kernel(ck, abi_for) -> list[Finding]:
     """check_functions for a compiled kernel (emit/compile.py's CompiledKernel)."""
-    return check_functions(ck.spec, ck.functions, ck.context_fields, abi_for)
+    return check_functions(ck.spec, ck.functions, ck.context_fields, abi_for, ck.public_fields)

@@ -55,10 +55,10 @@ def fields() -> list[Field]:
         Field("hash", "STREAMS", 128, 32, "the eight streams, byte-sliced: byte m of qword "
               "p is byte p of stream m"),
         Field("hash", "HASHED", 8, 8, "blocks hashed into STREAMS (block i went to stream "
-              "i mod 8)"),
+              "i mod 8)", public=True),
         Field("hash", "WORK", 128, 32, "the streams a tag is computed on (the stream "
               "itself goes on); a power of H being derived"),
-        Field("hash", "WORK_HASHED", 8, 8, "HASHED of WORK"),
+        Field("hash", "WORK_HASHED", 8, 8, "HASHED of WORK", public=True),
     ]
 
 

@@ -271,4 +271,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     k = Kernel(spec)
     doc = (f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} blocks a batch, "
            f"FACE {spec.face}.")
-    return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()))
+    return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()),
+                       public_fields=k.layout.public_names())

@@ -23,15 +23,16 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
     zero_slots = 4 if lanes == 4 else 0
     face_fields = [] if face == "none" else [
         Field("face", "FACE_WINDOW", 8, 8, "counter >> 8 of the window FACE_CACHE holds; "
-              "NO_WINDOW when none"),
+              "NO_WINDOW when none", public=True),
         Field("face", "FACE_TAG_LO", 8, 8, "counter byte 10 the table is for "
-              "(kernels/face_fill.counter_tag)"),
-        Field("face", "FACE_TAG_HI", 8, 8, "counter bytes 0 and 5 the table is for"),
+              "(kernels/face_fill.counter_tag)", public=True),
+        Field("face", "FACE_TAG_HI", 8, 8, "counter bytes 0 and 5 the table is for", public=True),
         Field("face", "FILL_START", 8, 8, "in15 of the first filled table entry "
-              "(kernels/face_fill.py)"),
-        Field("face", "FILL_COUNT", 8, 8, "filled entries from FILL_START on; 256 = complete"),
+              "(kernels/face_fill.py)", public=True),
+        Field("face", "FILL_COUNT", 8, 8, "filled entries from FILL_START on; 256 = complete",
+              public=True),
         Field("face", "FILL_BUDGET", 8, 8, "fill batches that may still store entries "
-              "(kernels/face_fill.py: admission on second sight)"),
+              "(kernels/face_fill.py: admission on second sight)", public=True),
         Field("face", "FACE_CACHE", 16 * lanes, 16 * lanes,
               f"state after round {FACE_ROUNDS[face]} of the window's in15 = 0 block, "
               "once a lane"),
@@ -56,19 +57,19 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
                                            "(the masked tail's partial block is read here)")]
          if zero_slots else []) + [
         Field("mode", "TAG_MASK", 16, 16, "E_K(J0)"),
-        Field("mode", "COUNTER", 16, 16, "next counter block, byte-reversed"),
+        Field("mode", "COUNTER", 16, 16, "next counter block, byte-reversed", public=True),
         Field("mode", "HASH", 16, 16, "GHASH accumulator, byte-reversed (clmul; the "
               "byte-sliced engine keeps STREAMS)"),
         Field("mode", "PENDING", 16, 16, "bytes of the unfinished block, zero after them"),
         Field("mode", "KEYSTREAM", 16, 16, "keystream of the partly used block"),
         Field("mode", "SCRATCH", 16, 16, "J0 of a 12-byte nonce; the tag being written"),
-        Field("mode", "AAD_LEN", 8, 8, "AAD bytes so far"),
-        Field("mode", "MSG_LEN", 8, 8, "message bytes so far"),
-        Field("mode", "IN_DATA", 8, 8, "1 once encrypt or decrypt began (AAD closed)"),
+        Field("mode", "AAD_LEN", 8, 8, "AAD bytes so far", public=True),
+        Field("mode", "MSG_LEN", 8, 8, "message bytes so far", public=True),
+        Field("mode", "IN_DATA", 8, 8, "1 once encrypt or decrypt began (AAD closed)", public=True),
         Field("mode", "COUNTER_SECRET", 8, 8, "1 when J0 came from GHASH (a nonce of other "
               "than 12 bytes): the counter then depends on H, and the data path takes no "
               "branch and no table index on it (no FACE, no in-byte counters); 0 for J0 = "
-              "nonce || 1, a public counter"),
+              "nonce || 1, a public counter", public=True),
     ] + ([Field("mode", "SPILL", 64 * spill, 64, "registers of the data path kept here "
                 "while rounds that take every register run (Body.rounds)")] if spill else [])
       + face_fields)

@@ -1100,6 +1100,7 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     k = GcmKernel(spec)
     functions = build_all(k)
     abi = {entry: sysv_with_vectors(32) for entry in functions} if spec.encoding == "evex" else {}
-    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()), abi=abi,
+    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
+                       public_fields=k.layout.public_names(), abi=abi,
                        interleave=k.batch if k.batch != spec.interleave else None,
                        timing_warning=NOT_CONSTANT_TIME if k.table_hash else None)

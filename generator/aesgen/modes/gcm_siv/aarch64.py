@@ -527,4 +527,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     k = GcmSivKernel(spec)
     functions = build_all(k)
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
+                       public_fields=k.layout.public_names(),
                        interleave=k.batch if k.batch != spec.interleave else None)

@@ -617,5 +617,6 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     k = GcmSivKernel(spec)
     functions = build_all(k)
     abi = {entry: sysv_with_vectors(32) for entry in functions} if spec.encoding == "evex" else {}
-    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()), abi=abi,
+    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
+                       public_fields=k.layout.public_names(), abi=abi,
                        interleave=k.batch if k.batch != spec.interleave else None)

@@ -603,4 +603,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     functions = build_all(k)
     # blocks a batch: its pairs hold two each
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
+                       public_fields=k.layout.public_names(),
                        interleave=2 * k.batch if 2 * k.batch != spec.interleave else None)

@@ -892,5 +892,6 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     functions = build_all(k)
     abi = {entry: sysv_with_vectors(32) for entry in functions} if spec.encoding == "evex" else {}
     # registers of blocks a batch: its registers of pairs hold two blocks each
-    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()), abi=abi,
+    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
+                       public_fields=k.layout.public_names(), abi=abi,
                        interleave=2 * k.batch if 2 * k.batch != spec.interleave else None)
