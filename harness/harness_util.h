@@ -470,6 +470,24 @@ inline int VectorDumpBytes() {
   return HardwareVectorBytes();
 }
 
+// The vector registers the trampoline dumps at `width` bytes each, and their name.
+inline int DumpedRegisters(int width) {
+#if defined(__x86_64__)
+  return width == 64 ? 32 : 16;
+#else
+  (void)width;
+  return 32;
+#endif
+}
+inline const char *DumpedKind(int width) {
+#if defined(__x86_64__)
+  return width == 64 ? "zmm" : width == 32 ? "ymm" : "xmm";
+#else
+  (void)width;
+  return "v";
+#endif
+}
+
 inline std::string FindLeftRoundKey(const std::vector<std::array<uint8_t, 16>> &all_round_keys) {
   const int width = aesgen_abi_vector_bytes;
   // An all-zero round key (the key 0^128 of the GCM specification's first cases, the
@@ -478,13 +496,8 @@ inline std::string FindLeftRoundKey(const std::vector<std::array<uint8_t, 16>> &
   for (const auto &rk : all_round_keys)
     if (rk != std::array<uint8_t, 16>{}) round_keys.push_back(rk);
   if (width == 0 || round_keys.empty()) return "";
-#if defined(__x86_64__)
-  const int regs = width == 64 ? 32 : 16;
-  const char *kind = width == 64 ? "zmm" : width == 32 ? "ymm" : "xmm";
-#else
-  const int regs = 32;
-  const char *kind = "v";
-#endif
+  const int regs = DumpedRegisters(width);
+  const char *kind = DumpedKind(width);
   // Most of both dumps is zero (scrubbed registers, the stack zeroed before the call):
   // a chunk is compared with the round keys only when it is not.
   auto zero = [](const uint8_t *p) {
@@ -538,13 +551,8 @@ inline bool LooksSecret(const uint8_t *p) {
 inline std::string FindLeftContextBytes(const uint8_t *ctx, size_t ctx_size) {
   const int width = aesgen_abi_vector_bytes;
   if (width == 0 || ctx_size < 16) return "";
-#if defined(__x86_64__)
-  const int regs = width == 64 ? 32 : 16;
-  const char *kind = width == 64 ? "zmm" : width == 32 ? "ymm" : "xmm";
-#else
-  const int regs = 32;
-  const char *kind = "v";
-#endif
+  const int regs = DumpedRegisters(width);
+  const char *kind = DumpedKind(width);
   auto in_context = [&](const uint8_t *p) -> long {
     if (!LooksSecret(p)) return -1;
     for (size_t off = 0; off + 16 <= ctx_size; off += 8) {
