@@ -792,7 +792,8 @@ def fuzz(cpu, minutes, targets, kernels, jobs, crash, output) -> None:
     out-of-range lengths, re-keying and wipe, buffers against guard pages. Each run starts
     from the committed seeds (harness/fuzz/corpus/<target>/) and grows a working corpus
     in DIR/<preset>/<target>/corpus. A finding stops the run and exits 1, naming the
-    saved input; `aesgen fuzz --cpu P --target T --reproduce FILE` replays it.
+    saved input; `aesgen fuzz --cpu P --target T --reproduce FILE` replays it (with the
+    run's --kernels, if it had one: an input names its kernel by its place in the list).
     """
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
@@ -846,8 +847,10 @@ def fuzz(cpu, minutes, targets, kernels, jobs, crash, output) -> None:
         for s in r.skipped:
             click.echo(f"  skipped {s}")
         if r.finding:
+            narrowed = f" --kernels {shlex.quote(kernels)}" if kernels else ""
             click.echo(f"  input: {r.reproducer}; log: {r.log}; replay: aesgen fuzz --cpu "
-                       f"{preset.name} --target {r.target} --reproduce {r.reproducer}")
+                       f"{preset.name} --target {r.target}{narrowed} --reproduce "
+                       f"{r.reproducer}")
     (out_dir / "summary.json").write_text(json.dumps(
         {"preset": preset.name, "minutes": minutes, "cpu": _host_cpu_line(),
          "results": [r.as_dict() for r in results]}, indent=2, sort_keys=True) + "\n")
