@@ -4,7 +4,7 @@
  *   AES-CTR (128-bit big-endian counter, as OpenSSL EVP_aes_*_ctr), method table,
  *   FACE level r1, 1 blocks per batch, SSE encoding,
  *   key sizes 128, 192, 256 bits.
- *   Constant time: NOT CONSTANT TIME: table lookups indexed by key-dependent data leak through the cache; use only where timing side channels do not matter.
+ *   Constant time: NO. NOT CONSTANT TIME: table lookups indexed by key-dependent data leak through the cache; use only where timing side channels do not matter.
  *   The data-flow pass finds 2380 secret-dependent operations; the first:
  *   aesgen_table_face_r1_init: movzx esi, [rdx + rsi]: a secret value (rsi) in an address (via mov eax, [rdi + 12] -> ror eax, 8 -> movzx esi, al).
  *   Requires: baseline x86-64 only

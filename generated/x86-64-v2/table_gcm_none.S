@@ -4,7 +4,7 @@
  *   AES-GCM (NIST SP 800-38D), method table,
  *   FACE level none, 1 blocks per batch, SSE encoding,
  *   key sizes 128, 192, 256 bits.
- *   Constant time: NOT CONSTANT TIME: table lookups indexed by key-dependent data leak through the cache; use only where timing side channels do not matter.
+ *   Constant time: NO. NOT CONSTANT TIME: table lookups indexed by key-dependent data leak through the cache; use only where timing side channels do not matter.
  *   The data-flow pass finds 9596 secret-dependent operations; the first:
  *   aesgen_table_gcm_none_init: movzx edx, [rcx + rdx]: a secret value (rdx) in an address (via mov eax, [rdi + 12] -> ror eax, 8 -> movzx edx, al).
  *   Requires: SSE2, SSSE3, SSE41

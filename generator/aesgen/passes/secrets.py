@@ -177,13 +177,21 @@ class _Plan:
     writebacks: tuple         # (Mem) whose base register the access advances (AArch64)
 
 
-_PLANS: dict[int, tuple[Instruction, _Plan]] = {}
+# the plans by what they depend on (the rules, the form, its operands): unrolled code
+# repeats the same instruction on the same registers many times, so this stays small
+# (operands, not instructions: no kernel is kept alive by it)
+_SHARED: dict[tuple, _Plan] = {}
 
 
 def _plan(ins: Instruction, rules: IsaRules) -> _Plan:
-    hit = _PLANS.get(id(ins))
-    if hit is not None and hit[0] is ins:
-        return hit[1]
+    key = (rules.name, ins.form.name, ins.operands)
+    plan = _SHARED.get(key)
+    if plan is None:
+        plan = _SHARED[key] = _new_plan(ins, rules)
+    return plan
+
+
+def _new_plan(ins: Instruction, rules: IsaRules) -> _Plan:
     name, ops = ins.name, ins.operands
     read_keys, mems, stores, dst = [], [], [], []
     address_of = name in rules.address_of
@@ -226,7 +234,6 @@ def _plan(ins: Instruction, rules: IsaRules) -> _Plan:
                     and name.lstrip("v").startswith(("pxor", "xor", "sub", "eor"))),
         kind=kind,
         writebacks=tuple(op for op, _ in mems if op.writeback))
-    _PLANS[id(ins)] = (ins, plan)
     return plan
 
 
@@ -278,8 +285,15 @@ class Analysis:
                  public: frozenset = frozenset()) -> None:
         self.function, self.roles, self.fields = function, roles, fields
         self.rules, self.public = rules, public
+        self._plans: dict[int, _Plan] = {}      # by id() of this function's instructions
         self.arguments = arguments
         self.findings: list[Finding] = []
+
+    def plan(self, ins: Instruction) -> _Plan:
+        p = self._plans.get(id(ins))
+        if p is None:
+            p = self._plans[id(ins)] = _plan(ins, self.rules)
+        return p
 
     # --- the context's fields -----------------------------------------------------------
     def _field(self, offset: int | None) -> str | None:
@@ -328,7 +342,7 @@ class Analysis:
     # --- one instruction ----------------------------------------------------------------
     def step(self, state: dict, ins: Instruction, index: int, public_next: bool,
              report: bool) -> None:
-        p = _plan(ins, self.rules)
+        p = self.plan(ins)
         secret_in = False
         for key in p.read_keys:
             v = state.get(key)
@@ -446,16 +460,16 @@ class Analysis:
         while len(steps) < limit:
             i -= 1
             while i >= 0 and not (isinstance(body[i], Instruction) and (
-                    key in _plan(body[i], self.rules).dst_keys
-                    or any(m.base.key == key for m in _plan(body[i], self.rules).writebacks)
-                    or key == "flags" and _plan(body[i], self.rules).sets_flags)):
+                    key in self.plan(body[i]).dst_keys
+                    or any(m.base.key == key for m in self.plan(body[i]).writebacks)
+                    or key == "flags" and self.plan(body[i]).sets_flags)):
                 i -= 1
             if i < 0:
                 for reg, role in zip(self.arguments, self.roles):
                     if reg.key == key:
                         steps.append(f"argument {reg} ({role})")
                 break
-            p = _plan(body[i], self.rules)
+            p = self.plan(body[i])
             steps.append(instruction_text(body[i]))
             moved = next((m for m in p.writebacks if m.base.key == key), None)
             if moved is not None and moved.index is not None:
