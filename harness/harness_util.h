@@ -538,9 +538,16 @@ inline std::string FindLeftRoundKey(const std::vector<std::array<uint8_t, 16>> &
 // leave below the caller's frame (a return address, saved registers, pointers,
 // lengths) has zero and repeated bytes.
 inline bool LooksSecret(const uint8_t *p) {
-  uint8_t seen[256] = {0};
+  uint64_t word[2];
+  std::memcpy(word, p, 16);
+  if ((word[0] | word[1]) == 0) return false;    // a scrubbed register: the usual case
+  uint64_t seen[4] = {0, 0, 0, 0};
   int distinct = 0;
-  for (int i = 0; i < 16; i++) distinct += seen[p[i]]++ == 0;
+  for (int i = 0; i < 16; i++) {
+    const uint64_t bit = uint64_t{1} << (p[i] & 63);
+    distinct += (seen[p[i] >> 6] & bit) == 0;
+    seen[p[i] >> 6] |= bit;
+  }
   return distinct >= 12;
 }
 
@@ -555,8 +562,12 @@ inline std::string FindLeftContextBytes(const uint8_t *ctx, size_t ctx_size) {
   const char *kind = DumpedKind(width);
   auto in_context = [&](const uint8_t *p) -> long {
     if (!LooksSecret(p)) return -1;
+    uint64_t first;
+    std::memcpy(&first, p, 8);
     for (size_t off = 0; off + 16 <= ctx_size; off += 8) {
-      if (std::memcmp(ctx + off, p, 16) == 0) return static_cast<long>(off);
+      uint64_t here;                       // the first 8 bytes sift, memcmp confirms
+      std::memcpy(&here, ctx + off, 8);
+      if (here == first && std::memcmp(ctx + off, p, 16) == 0) return static_cast<long>(off);
     }
     return -1;
   };

@@ -18,7 +18,8 @@ from test_aarch64_backend import CC, QEMU, need
 from aesgen.arch.aarch64.scalar import A64Scalar
 from aesgen.dsl.builder import KernelBuilder
 from aesgen.dsl.operands import Mem
-from aesgen.emit.compile import TARGETS
+from aesgen.emit.compile import PRINTERS
+from aesgen.passes.abi import AAPCS64
 from aesgen.gf128.aarch64.pmull import PmullHash
 from aesgen.gf128.aarch64.pmull8 import Pmull8Hash
 from aesgen.gf128.aarch64.pmull8 import fields as pmull8_fields
@@ -50,7 +51,7 @@ int main(void) {
 def _pmull_function(name: str, karatsuba: bool) -> str:
     """name(out, h, x): out[16..32) = H~ of the block h, out[0..16) = dot(x, H~) for x in
     hash order, schoolbook or Karatsuba."""
-    abi, print_function = TARGETS["aarch64"]
+    abi, print_function = AAPCS64, PRINTERS["aarch64"]
     isa = A64Scalar()
     b = KernelBuilder(load_table("aarch64"), name)
     isa.entry(b)
@@ -271,7 +272,7 @@ int main(void) {
 
 def _pmull8_function(name: str, body) -> str:
     """name(ctx, p): body(b, engine, p) over a context holding the engine's fields."""
-    abi, print_function = TARGETS["aarch64"]
+    abi, print_function = AAPCS64, PRINTERS["aarch64"]
     isa = A64Scalar()
     b = KernelBuilder(load_table("aarch64"), name)
     isa.entry(b)

@@ -10,7 +10,7 @@ import pytest
 from aesgen.dsl.builder import KernelBuilder
 from aesgen.dsl.ir import Function, Instruction
 from aesgen.dsl.operands import Imm, Label, Mem, Reg, gp, kmask
-from aesgen.emit.generate import ELF_NOTES
+from aesgen.printer.flavours import ELF_X86_64_NOTES as ELF_NOTES
 from aesgen.isa.table import Form, load_table, parse_table
 from aesgen.kernels.ctr_kernel import build_kernel
 from aesgen.kernels.spec import KernelSpec

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from aesgen.emit.generate import ELF_NOTES
+from aesgen.printer.flavours import ELF_X86_64_NOTES as ELF_NOTES
 from aesgen.netlist import library
 from aesgen.netlist.emit import ENCODING, compile_lowering, symbol_for
 from aesgen.netlist.evaluate import INPUTS, check_outputs

@@ -100,7 +100,37 @@ class Comment:
     text: str
 
 
-Item = Instruction | LabelDef | Comment
+# what a FrameStep says the instruction before it did
+FRAME_STEPS = (
+    "push",          # pushed ``reg`` (x86-64): the stack pointer 8 lower, reg saved there
+    "alloc",         # lowered the stack pointer by ``offset`` bytes
+    "save",          # stored ``reg`` at ``offset`` bytes above the stack pointer
+    "prologue_end",  # the frame is complete (no instruction: it follows the last step)
+    "sign_return",   # signed the return address (AArch64 PACIASP)
+    "epilogue",      # an epilogue begins (no instruction: before its first)
+    "restore",       # loaded ``reg`` back from its slot
+    "free",          # raised the stack pointer by ``offset`` bytes
+    "pop",           # popped ``reg`` (x86-64)
+    "auth_return",   # authenticated the return address (AArch64 AUTIASP)
+    "epilogue_end",  # after the return: the frame as it was before the epilogue
+)
+
+
+@dataclass(frozen=True)
+class FrameStep:
+    """A fact of the frame pass for the printer: what the instruction just before it did to
+    the stack or the saved registers. Each output flavour turns the steps into its unwind
+    information (DWARF CFI, Win64 SEH), so none is written by hand."""
+    kind: str
+    reg: "Reg | None" = None
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in FRAME_STEPS:
+            raise ValueError(f"unknown frame step {self.kind!r}")
+
+
+Item = Instruction | LabelDef | Comment | FrameStep
 
 
 @dataclass

@@ -16,9 +16,10 @@ from ..dsl.ir import Function
 from ..kernels.spec import METHODS, KernelSpec
 from ..modes import build_kernel, mode
 from ..passes import compile_function
-from ..passes.abi import AAPCS64, SYSV_X86_64
+from ..passes.abi import calling_convention
 from ..passes.secrets import check_functions
 from ..passes.features import FEATURE_ORDERS
+from ..printer.flavours import flavour as flavour_named
 from ..printer.gas_aarch64 import print_function as print_aarch64
 from ..printer.gas_x86_64 import print_function as print_x86_64
 from .stats import static_sizes, steady_state_counts
@@ -27,15 +28,15 @@ from .stats import static_sizes, steady_state_counts
 NOT_YET_IMPLEMENTED: tuple[str, ...] = ()
 IMPLEMENTED_METHODS = tuple(m for m in METHODS if m not in NOT_YET_IMPLEMENTED)
 
-# instruction set -> (its default calling convention, its printer)
-TARGETS = {"x86_64": (SYSV_X86_64, print_x86_64), "aarch64": (AAPCS64, print_aarch64)}
+# instruction set -> its printer
+PRINTERS = {"x86_64": print_x86_64, "aarch64": print_aarch64}
 
 
 @dataclass(frozen=True)
 class CompiledKernel:
     spec: KernelSpec
     functions: dict[str, Function]     # entry name -> compiled function
-    texts: dict[str, str]              # entry name -> assembler text
+    texts: dict[str, str]              # entry name -> assembler text (its ABI's first flavour)
     ctx_size: int
     # why the kernel is NOT constant time (its skeleton says so); None when it is
     timing_warning: str | None = None
@@ -49,6 +50,25 @@ class CompiledKernel:
     timing_findings: tuple[str, ...] = ()
     public_fields: frozenset = frozenset()      # the context fields declared public
     timing_entries: tuple[tuple[str, int], ...] = ()
+    # flavour name -> entry name -> text, printed beforehand (compiled_summary)
+    flavour_texts: dict = field(default_factory=dict, compare=False)
+
+    def texts_for(self, flavour: str) -> dict[str, str]:
+        """entry name -> assembler text in output flavour ``flavour`` (printers/flavours.py),
+        which must be one of the kernel's calling convention."""
+        if flavour in self.flavour_texts:
+            return self.flavour_texts[flavour]
+        if flavour == primary_flavour(self.spec):
+            return self.texts
+        f = flavour_named(self.spec.arch, flavour)
+        if f.abi != self.spec.abi:
+            raise ValueError(f"{self.spec.name}: the {flavour} flavour needs kernels compiled "
+                             f"for the {f.abi or 'default'} calling convention, not "
+                             f"{self.spec.abi or 'the default'}")
+        if any(not fn.body for fn in self.functions.values()):
+            raise ValueError(f"{self.spec.name}: no instructions kept to print {flavour} "
+                             f"(compiled_summary prints only the flavours asked of it)")
+        return {entry: PRINTERS[self.spec.arch](fn, f) for entry, fn in self.functions.items()}
 
     @property
     def interleave(self) -> int:
@@ -113,16 +133,19 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
 atexit.register(compile_kernel.cache_clear)
 
 
-def compiled_summary(spec: KernelSpec) -> CompiledKernel:
+def compiled_summary(spec: KernelSpec, flavours: tuple[str, ...] = ()) -> CompiledKernel:
     """compile_kernel(spec) as generating a set needs it, small enough to send from one
-    process to another: the same texts, features, symbols and stats(), but functions
-    without their instruction lists. Not memoised: for a process that compiles each
-    kernel once (compile_all's workers)."""
+    process to another: the same texts, features, symbols and stats(), the texts of
+    ``flavours`` (those of the spec's calling convention), but functions without their
+    instruction lists. Not memoised: for a process that compiles each kernel once
+    (compile_all's workers)."""
     with cyclic_gc_paused():
         ck = _compile_kernel(spec)
+        printed = {f: ck.texts_for(f) for f in flavours
+                   if flavour_named(spec.arch, f).abi == spec.abi}
     return replace(ck, functions={entry: replace(fn, body=[])
                                   for entry, fn in ck.functions.items()},
-                   precomputed_stats=ck.stats())
+                   precomputed_stats=ck.stats(), flavour_texts=printed)
 
 
 def _compile_kernel(spec: KernelSpec) -> CompiledKernel:
@@ -135,16 +158,24 @@ def _compile_kernel(spec: KernelSpec) -> CompiledKernel:
     if not spec.scrub:                          # --no-scrub: the frame pass zeroes nothing
         for fn in built.functions.values():
             fn.scrub_vectors = False
-    default_abi, print_function = TARGETS[spec.arch]
+    default_abi = calling_convention(spec.arch, spec.abi)
+    print_function = PRINTERS[spec.arch]
     functions = _with_callee_features(
         {entry: compile_function(fn, built.abi.get(entry, default_abi))
          for entry, fn in built.functions.items()}, spec.arch)
-    texts = {entry: print_function(fn) for entry, fn in functions.items()}
+    texts = {entry: print_function(fn, flavour_named(spec.arch, primary_flavour(spec)))
+             for entry, fn in functions.items()}
     findings, entries = _prove_constant_time(spec, functions, built, default_abi)
     return CompiledKernel(spec, functions, texts, built.ctx_size, built.timing_warning,
                           built.context_fields, built.interleave,
                           timing_findings=findings, timing_entries=entries,
                           public_fields=built.public_fields)
+
+
+def primary_flavour(spec: KernelSpec) -> str:
+    """The flavour CompiledKernel.texts is printed in: win64 for the Win64 convention,
+    else elf."""
+    return "win64" if spec.abi == "win64" else "elf"
 
 
 class TimingError(ValueError):

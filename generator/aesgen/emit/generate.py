@@ -5,7 +5,7 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -14,6 +14,7 @@ from .. import __version__
 from ..kernels.spec import SBOX_NETLISTS, SLICED_METHODS, KernelSpec
 from ..modes import encoding_for, features_for, hash_engine_for, hash_engines_of, mode
 from ..paths import TEMPLATES
+from ..printer.flavours import flavour as flavour_named
 from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel, compiled_summary
 
@@ -22,39 +23,6 @@ def timing_warning(ck: CompiledKernel) -> str | None:
     """Why a kernel is not constant time (None for a constant-time one): the manifest's
     `warning` field and the warning comment in aesgen.h, as its skeleton states it."""
     return ck.timing_warning
-
-ELF_NOTES = """\t.section\t.note.GNU-stack,"",@progbits
-# CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
-\t.section\t.note.gnu.property,"a"
-\t.p2align\t3
-\t.long\t4
-\t.long\t16
-\t.long\t5
-\t.asciz\t"GNU"
-\t.long\t0xc0000002
-\t.long\t4
-\t.long\t3
-\t.p2align\t3
-"""
-
-# AArch64: the GNU property note GNU_PROPERTY_AARCH64_FEATURE_1_AND (0xc0000000) with BTI (bit 0)
-# and PAC (bit 1), so a linker building a BTI/PAC-enforcing binary keeps them on.
-AARCH64_NOTES = """\t.section\t.note.GNU-stack,"",%progbits
-// BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.
-// PAC: the kernels are leaves that never store or change lr (x30), so they need no return
-// address signing and are compatible with code that signs its own (no paciasp/autiasp here).
-\t.section\t.note.gnu.property,"a"
-\t.p2align\t3
-\t.long\t4
-\t.long\t16
-\t.long\t5
-\t.asciz\t"GNU"
-\t.long\t0xc0000000
-\t.long\t4
-\t.long\t3
-\t.p2align\t3
-"""
-
 
 @dataclass(frozen=True)
 class GenerateRequest:
@@ -70,6 +38,8 @@ class GenerateRequest:
     hash_engine: str = ""
     # False: the kernels return without zeroing the vector registers they used (--no-scrub)
     scrub: bool = True
+    # output flavours (printer/flavours.py), a file a kernel each: elf, macho, win64
+    flavours: tuple[str, ...] = ("elf",)
 
 
 class OutputError(OSError):
@@ -134,13 +104,13 @@ def _environment() -> jinja2.Environment:
                               trim_blocks=False, autoescape=False)
 
 
-# instruction set -> (the template of its .S files, the notes that end them)
-KERNEL_FILE = {"x86_64": ("kernel_x86_64.S.j2", ELF_NOTES),
-               "aarch64": ("kernel_aarch64.S.j2", AARCH64_NOTES)}
+# instruction set -> the template of its .S files
+KERNEL_TEMPLATE = {"x86_64": "kernel_x86_64.S.j2", "aarch64": "kernel_aarch64.S.j2"}
 
 
-def kernel_file_name(spec: KernelSpec) -> str:
-    return f"{spec.file_stem}.S"
+def kernel_file_name(spec: KernelSpec, flavour: str = "elf") -> str:
+    """<kernel>.S for ELF, <kernel>-macho.S and <kernel>-win64.S for the others."""
+    return f"{spec.file_stem}{flavour_named(spec.arch, flavour).file_suffix}.S"
 
 
 def available_cpus() -> int:
@@ -152,10 +122,11 @@ def available_cpus() -> int:
 
 
 def compile_all(specs: list[KernelSpec], jobs: int | None = None,
-                progress=None) -> list[CompiledKernel]:
+                progress=None, flavours: tuple[str, ...] = ()) -> list[CompiledKernel]:
     """compile_kernel of every spec, in ``jobs`` processes (default: one a CPU this process
     may use), in the order given; progress(done, total, name) after each. Each kernel is
-    compiled on its own, so the result does not depend on the number of processes."""
+    compiled on its own, so the result does not depend on the number of processes. The
+    texts of ``flavours`` (those of each spec's calling convention) are printed with it."""
     jobs = min(jobs or int(os.environ.get("AESGEN_JOBS", "0")) or available_cpus(),
                len(specs))
     if jobs <= 1:
@@ -178,7 +149,7 @@ def compile_all(specs: list[KernelSpec], jobs: int | None = None,
     with concurrent.futures.ProcessPoolExecutor(
             jobs, mp_context=multiprocessing.get_context("fork"),
             initializer=gc.disable) as pool:
-        futures = {pool.submit(compiled_summary, specs[i]): i
+        futures = {pool.submit(compiled_summary, specs[i], flavours): i
                    for i in reversed(range(len(specs)))}
         results: list = [None] * len(specs)
         for n, done in enumerate(concurrent.futures.as_completed(futures), 1):
@@ -211,19 +182,34 @@ def render_set(req: GenerateRequest, jobs: int | None = None,
     """File name -> text for the whole set; nothing touches the disk here. The kernels
     are compiled in ``jobs`` processes (compile_all)."""
     env = _environment()
-    compiled = compile_all(plan_kernels(req), jobs, progress)
+    arch = req.preset.arch
+    flavours = [flavour_named(arch, f) for f in req.flavours]
+    if not flavours:
+        raise ValueError("no output flavour asked for")
+    # each calling convention the flavours need compiles the set once; the header, the
+    # registry and the manifest describe the first flavour's kernels (the others have the
+    # same symbols, contexts and features)
+    conventions = list(dict.fromkeys(f.abi for f in flavours))
+    planned = plan_kernels(req)
+    specs = [replace(s, abi=abi) for abi in conventions for s in planned]
+    everything = compile_all(specs, jobs, progress, tuple(req.flavours))
+    by_convention = {abi: everything[i * len(planned):(i + 1) * len(planned)]
+                     for i, abi in enumerate(conventions)}
+    compiled = by_convention[flavours[0].abi]
     features = sorted(load_features(req.preset.arch).values(), key=lambda f: f.bit)
     macro_prefix = req.prefix.upper()
     common = {"command": req.command, "version": __version__, "preset": req.preset,
               "prefix": req.prefix, "macro_prefix": macro_prefix}
     files: dict[str, str] = {}
     a64 = req.preset.arch == "aarch64"
-    for ck in compiled:
-        functions = [{"symbol": fn.symbol, "features": fn.features, "text": ck.texts[entry],
-                      "exported": fn.exported} for entry, fn in ck.functions.items()]
-        template, notes = KERNEL_FILE[ck.spec.arch]
-        files[kernel_file_name(ck.spec)] = env.get_template(template).render(
-            common, kernel=_kernel_view(ck, macro_prefix), functions=functions, notes=notes)
+    for f in flavours:
+        for ck in by_convention[f.abi]:
+            texts = ck.texts_for(f.name)
+            functions = [{"symbol": fn.symbol, "features": fn.features, "text": texts[entry],
+                          "exported": fn.exported} for entry, fn in ck.functions.items()]
+            files[kernel_file_name(ck.spec, f.name)] = env.get_template(
+                KERNEL_TEMPLATE[arch]).render(common, kernel=_kernel_view(ck, macro_prefix),
+                                              functions=functions, flavour=f)
     # x86 sets detect features by CPUID (regs), AArch64 sets by getauxval(AT_HWCAP) (hwcaps)
     regs = [] if a64 else [
         {"leaf_index": 0 if f.cpuid[0] == 1 else 1,
@@ -294,10 +280,12 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "uarch": req.preset.uarch,
         "key_bits": list(req.key_bits),
         "prefix": req.prefix,
+        **({"flavours": list(req.flavours)} if req.flavours != ("elf",) else {}),
         "files": sorted(list(files) + ["manifest.json"]),
-        "kernels": [{**_manifest_entry(ck), "context_fields": _context_fields(ck)}
+        "kernels": [{**_manifest_entry(ck, req.flavours), "context_fields": _context_fields(ck)}
                     for ck in compiled if not mode(ck.spec.mode).aead],
-        "aeads": [{"mode": ck.spec.mode, "hash": ck.spec.hash, **_manifest_entry(ck),
+        "aeads": [{"mode": ck.spec.mode, "hash": ck.spec.hash,
+                   **_manifest_entry(ck, req.flavours),
                    "nonce_bytes": _range(mode(ck.spec.mode).nonce),
                    "tag_bytes": _range(mode(ck.spec.mode).tag),
                    "context_fields": _context_fields(ck)}
@@ -315,7 +303,7 @@ def _context_fields(ck: CompiledKernel) -> list[dict]:
             for sec, name, off, size, _ in ck.context_fields]
 
 
-def _manifest_entry(ck: CompiledKernel) -> dict:
+def _manifest_entry(ck: CompiledKernel, flavours: tuple[str, ...]) -> dict:
     return {
         "name": ck.spec.name, "method": ck.spec.method, "variant": ck.spec.variant,
         "width": ck.spec.width, "face": ck.spec.face,
@@ -327,7 +315,9 @@ def _manifest_entry(ck: CompiledKernel) -> dict:
         "ctx_size": ck.ctx_size, "interleave": ck.interleave,
         **({"sbox": ck.spec.sbox or SBOX_NETLISTS[0]} if ck.spec.method in SLICED_METHODS
            else {}),
-        "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),
+        "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec, flavours[0]),
+        **({"flavour_files": {f: kernel_file_name(ck.spec, f) for f in flavours}}
+           if len(flavours) > 1 else {}),
         **({"scrub": False} if not ck.spec.scrub else {}),
         "symbols": {entry: fn.symbol for entry, fn in ck.functions.items() if fn.exported},
         "instruction_counts": ck.stats(),

@@ -39,7 +39,7 @@ from ..modes import BuiltKernel
 from ..modes.ctr.batch_loop import Stream
 from ..modes.ctr.batch_loop import stream_body as ladder_stream_body
 from ..modes.ctr.skeleton import build_entries, keystream_tail
-from ..passes.abi import sysv_with_vectors
+from ..passes.abi import calling_convention
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
@@ -56,10 +56,9 @@ class Kernel:
     """Shared state while one kernel's four functions are built: what the CTR skeleton
     (modes/ctr/skeleton.py) asks of a kernel, for the vector methods on x86-64."""
 
-    isa = X86Scalar()
-
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
+        self.isa = X86Scalar(calling_convention("x86_64", spec.abi))
         self.table = load_table("x86_64")
         self.engine: RoundEngine = engine_for(spec)
         if spec.face == "r1" and self.r1_entry_bytes() == 4:
@@ -288,6 +287,7 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     k = Kernel(spec)
     doc = (f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} x {spec.width}-bit "
            f"registers ({spec.interleave * spec.lanes} blocks) a batch, FACE {spec.face}.")
-    abi = {"xor_stream": sysv_with_vectors(32)} if spec.encoding == "evex" else {}
+    abi = ({"xor_stream": calling_convention("x86_64", spec.abi, 32)}
+           if spec.encoding == "evex" else {})
     return BuiltKernel(build_entries(k, doc), k.layout.size, tuple(k.layout.table()),
                        public_fields=k.layout.public_names(), abi=abi)

@@ -89,6 +89,10 @@ class KernelSpec:
     # VZEROALL and zmm16-31 on x86, EOR on AArch64): no key-derived value is left behind.
     # False only by `aesgen generate --no-scrub`, for a caller who scrubs itself
     scrub: bool = True
+    # the calling convention of the entry points (passes/abi.py): "" is the instruction
+    # set's own (System V on x86-64, AAPCS64); "win64" the Microsoft x64 convention, which
+    # the win64 output flavour needs. Symbols and context are the same either way.
+    abi: str = ""
 
     def __post_init__(self) -> None:
         if self.hash_multiply not in ("schoolbook", "karatsuba"):
@@ -143,6 +147,10 @@ class KernelSpec:
                              f"{', '.join(engines) or 'nothing'}, not {self.hash_engine!r}")
         if self.sbox and self.method not in SLICED_METHODS:
             raise ValueError(f"sbox is a choice of the bit-sliced methods, not {self.method}")
+        if self.abi not in ("",) + (("win64",) if self.arch == "x86_64" else ()):
+            raise ValueError(f"{self.arch} kernels take the calling convention "
+                             f"{'win64 or the default' if self.arch == 'x86_64' else 'default'}"
+                             f", not {self.abi!r}")
         if self.stitch:
             stitch_window(self.stitch)
 

@@ -63,6 +63,7 @@ for its table-based FACE; the instruction counts give 467/383 = 1.22).
 from __future__ import annotations
 
 from ..arch.x86_64.scalar import X86Scalar
+from ..passes.abi import calling_convention
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Mem, Reg, gp
 from ..isa.table import load_table
@@ -108,12 +109,11 @@ class TableKernel:
     """Shared state while one table kernel's four functions are built: what the CTR
     skeleton (modes/ctr/skeleton.py) asks of a kernel."""
 
-    isa = X86Scalar()
-
     def __init__(self, spec: KernelSpec) -> None:
         if spec.method != "table":
             raise ValueError(f"table_kernel builds method table, not {spec.method!r}")
         self.spec = spec
+        self.isa = X86Scalar(calling_convention("x86_64", spec.abi))
         self.table = load_table("x86_64")
         self.layout = L.layout_for(spec.face, 4)
         self.run = FaceRun(self.isa)
@@ -429,7 +429,7 @@ def _fill_block(k: TableKernel, b: KernelBuilder, s: Loop, nr: int) -> list[Reg]
 
 def _count_up(b: KernelBuilder, s: Loop) -> None:
     """The next block: the counter's low half in s.lo, its high half left in the context."""
-    s.counter.count_up(TableKernel.isa, b, s.lo, _m(64, s.ctx, L.CTR_HI), 1)
+    s.counter.count_up(X86Scalar(), b, s.lo, _m(64, s.ctx, L.CTR_HI), 1)
 
 
 def _load_xor_store(b: KernelBuilder, s: Loop, t: list[Reg]) -> None:
@@ -455,7 +455,7 @@ def _partial_tail(b: KernelBuilder, s: Loop, t: list[Reg]) -> None:
         _count_up(b, s)
         out = b.gp()
         a.lea(out, _m(8, s.inp, index=s.delta))
-        keystream_tail(TableKernel.isa, b, s.ctx, out, s.inp, s.length, s.end)
+        keystream_tail(X86Scalar(), b, s.ctx, out, s.inp, s.length, s.end)
 
 
 def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,

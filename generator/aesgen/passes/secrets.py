@@ -22,7 +22,7 @@ from GHASH (then the data path branches on that flag first and never on the coun
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..dsl.ir import Comment, Function, Instruction, LabelDef
 from ..dsl.operands import Masked, Mem, Reg, Sym, VList
@@ -562,7 +562,12 @@ def check_functions(spec, functions: dict, context_fields: tuple, abi_for,
         roles = ENTRY_ARGS.get((kind, entry))
         if roles is None:
             raise ValueError(f"{spec.name}: no argument roles for {entry}")
-        findings += Analysis(fn, roles, fields, abi_for(entry).arguments, rules,
+        abi = abi_for(entry)
+        # a call keeps what the convention keeps (Win64: rdi and rsi too)
+        kept = frozenset(r.key for r in abi.callee_saved if r.cls == abi.arguments[0].cls)
+        entry_rules = rules if kept <= rules.callee_saved else replace(
+            rules, callee_saved=rules.callee_saved | kept)
+        findings += Analysis(fn, roles, fields, abi.arguments, entry_rules,
                              frozenset(public_fields)).run()
     return findings
 

@@ -1,38 +1,16 @@
 """GNU assembler text, A64 syntax, for compiled AArch64 Functions.
 
 Comments are ``//`` (``#`` is the immediate prefix in A64). Directives that differ between
-object formats live in a Flavour, as for x86-64: ELF today; Mach-O (leading ``_``, other
-section names, ``@PAGE``/``@PAGEOFF`` in place of ``:lo12:``) can be added here alone.
+object formats (ELF, Mach-O: leading ``_``, other section names, ``@PAGE``/``@PAGEOFF`` in
+place of ``:lo12:``) come from a Flavour (flavours.py), the unwind directives from the frame
+pass's FrameSteps (unwind.py), as for x86-64.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..dsl.ir import Comment, Function, Instruction, LabelDef
+from ..dsl.ir import Comment, FrameStep, Function, Instruction, LabelDef
 from ..dsl.operands import Imm, Label, Mem, Reg, Sym, VList
-
-
-@dataclass(frozen=True)
-class ElfFlavour:
-    name: str = "elf"
-
-    def symbol(self, name: str) -> str:
-        return name
-
-    def function_start(self, sym: str) -> list[str]:
-        return [f"\t.globl\t{sym}", f"\t.type\t{sym}, %function", "\t.p2align\t5", f"{sym}:"]
-
-    def function_end(self, sym: str) -> list[str]:
-        return [f"\t.size\t{sym}, .-{sym}"]
-
-    def rodata_section(self) -> str:
-        return "\t.section\t.rodata"
-
-    def text_section(self) -> str:
-        return "\t.text"
-
-    def page_offset(self, sym: str) -> str:
-        return f":lo12:{sym}"
+from .flavours import ELF_AARCH64, Flavour
+from .unwind import UnwindWriter
 
 
 # operand kinds printed with a keyword in front of the number
@@ -59,7 +37,7 @@ def _imm(value: int) -> str:
 
 
 def format_operand(op, kinds: tuple[str, ...] = (), mnemonic: str = "",
-                   flavour: ElfFlavour = ElfFlavour()) -> str:
+                   flavour: Flavour = ELF_AARCH64) -> str:
     if isinstance(op, Reg):
         return _reg(op)
     if isinstance(op, Imm):
@@ -70,9 +48,10 @@ def format_operand(op, kinds: tuple[str, ...] = (), mnemonic: str = "",
             return f"#{op.value:#018x}"
         return _imm(op.value)
     if isinstance(op, Label):
-        return op.name
+        return flavour.label(op.name)
     if isinstance(op, Sym):
-        return flavour.page_offset(op.name) if mnemonic == "add" else op.name
+        name = flavour.label(op.name)
+        return flavour.page_offset(name) if mnemonic == "add" else flavour.page(name)
     if isinstance(op, VList):
         regs = [_reg(r) for r in op.regs]
         first = op.regs[0]
@@ -95,7 +74,7 @@ def format_operand(op, kinds: tuple[str, ...] = (), mnemonic: str = "",
     raise TypeError(f"cannot print operand {op!r}")
 
 
-def format_instruction(ins: Instruction, flavour: ElfFlavour = ElfFlavour()) -> str:
+def format_instruction(ins: Instruction, flavour: Flavour = ELF_AARCH64) -> str:
     mnemonic = ins.form.mnemonic
     ops = ", ".join(format_operand(op, spec.kinds, mnemonic, flavour)
                     for spec, op in zip(ins.form.operands, ins.operands))
@@ -117,27 +96,30 @@ def arch_directive(features: tuple[str, ...]) -> str:
     return "armv8-a"
 
 
-def print_function(function: Function, flavour: ElfFlavour = ElfFlavour()) -> str:
+def print_function(function: Function, flavour: Flavour = ELF_AARCH64) -> str:
     sym = flavour.symbol(function.symbol)
     lines: list[str] = []
     if function.doc:
         lines += [f"// {line}".rstrip() for line in function.doc.splitlines()]
     lines += [f"// Requires: {', '.join(function.features) or 'baseline AArch64'}"]
     lines += [f"\t.arch\t{arch_directive(function.features)}"]
-    lines += [flavour.text_section()] + flavour.function_start(sym)
+    lines += ["\t.text"] + flavour.function_start(sym, function.exported)
+    unwind = UnwindWriter(flavour)
     for item in function.body:
         if isinstance(item, Instruction):
             lines.append(format_instruction(item, flavour))
         elif isinstance(item, LabelDef):
-            lines.append(f"{item.name}:")
+            lines.append(f"{flavour.label(item.name)}:")
+        elif isinstance(item, FrameStep):
+            lines += unwind.step(item)
         elif isinstance(item, Comment):
             lines.append(f"\t// {item.text}")
     lines += flavour.function_end(sym)
     if function.constants:
-        lines.append(flavour.rodata_section())
+        lines.append(flavour.rodata)
         for label, (align, data) in function.constants.items():
             lines.append(f"\t.p2align\t{align.bit_length() - 1}")
-            lines.append(f"{label}:")
+            lines.append(f"{flavour.label(label)}:")
             for i in range(0, len(data), 16):
                 chunk = ", ".join(f"{b:#04x}" for b in data[i:i + 16])
                 lines.append(f"\t.byte\t{chunk}")

@@ -1,17 +1,19 @@
-"""The general-purpose side of x86-64 (System V) as the mode skeletons use it: entry and
+"""The general-purpose side of x86-64 as the mode skeletons use it: entry and
 return, arguments, loads and stores of context fields, compares that branch, the counter as
 two native 64-bit halves, and the byte XOR of a keystream tail.
 
 The AArch64 twin is arch/aarch64/scalar.py; a skeleton written over these methods
 (modes/ctr/entries.py) is written once for both. Registers are virtual (``b.gp()``); a
-memory operand is a dsl Mem whose width says how much moves.
+memory operand is a dsl Mem whose width says how much moves. The calling convention (System
+V or Win64, passes/abi.py) says where the arguments are; nothing else here depends on it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Label, Mem, Reg, gp
-
-ARGUMENTS = ("rdi", "rsi", "rdx", "rcx", "r8", "r9")
+from ...passes.abi import SYSV_X86_64, AbiSpec
 
 
 def _view(r: Reg, width: int) -> Reg:
@@ -47,7 +49,9 @@ def load_bytes(b: KernelBuilder, at: Reg, disp: int, n: int, *, big_endian: bool
     return value
 
 
+@dataclass(frozen=True)
 class X86Scalar:
+    abi: AbiSpec = SYSV_X86_64       # where the arguments are at entry
     arch = "x86_64"
 
     # --- entry, arguments, result ------------------------------------------------------
@@ -55,12 +59,20 @@ class X86Scalar:
         b.asm.endbr64()                        # an indirect-branch landing pad (CET IBT)
 
     def args(self, b: KernelBuilder, count: int) -> list[Reg]:
+        """The first ``count`` arguments in virtual registers (a stack argument loaded)."""
         regs = []
-        for name in ARGUMENTS[:count]:
+        for i in range(count):
             v = b.gp()
-            b.asm.mov(v, gp(name))
+            b.asm.mov(v, self.abi.argument(i))
             regs.append(v)
         return regs
+
+    def arg(self, b: KernelBuilder, index: int) -> Reg:
+        """Argument ``index`` (0-based) in a virtual register, read again on each call:
+        for a later argument, in a register only at entry or on the stack."""
+        v = b.gp()
+        b.asm.mov(v, self.abi.argument(index))
+        return v
 
     def result_register(self) -> Reg:
         """The register an entry's int result is in (rax; its low half eax)."""

@@ -32,7 +32,7 @@ from ...kernels.face_fill import FaceRun, RunFields
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.table_kernel import NOT_CONSTANT_TIME
 from ...kernels.vector_ops import VectorOps
-from ...passes.abi import sysv_with_vectors
+from ...passes.abi import calling_convention
 from .. import BuiltKernel
 from . import short_record as short
 from .short_record import SHORT_BLOCKS, counter_block, load_short, nonce_block
@@ -40,8 +40,9 @@ from .layout import NO_WINDOW, gcm_layout
 from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
 ONE = (1).to_bytes(16, "little")
-# stack arguments of seal/open at entry (SysV: the 7th..10th arguments)
-STACK_ARG = {"len": 8, "out": 16, "tag": 24, "tag_len": 32}
+# the later arguments of seal and open by name: their place (0-based) in the C prototype;
+# the calling convention says where each is (SysV: on the stack; Win64: from the fifth on)
+LATER_ARGS = {"len": 6, "out": 7, "tag": 8, "tag_len": 9}
 
 
 def tail_sizes(batch: int) -> list[int]:
@@ -59,6 +60,17 @@ ZMM_LOOP_REGISTERS = 7
 SPILLED = 2                     # vector registers Body.rounds may keep in SPILL
 
 
+def take_conventions(k, spec: KernelSpec) -> None:
+    """Give a kernel under construction (GCM's, and the modes that reuse its frame) the
+    calling convention of its entry points (``conv``: the spec's, with 32 vector registers
+    under EVEX) and of the data path they call (``data_conv``: a function of this file,
+    all five of (ctx, in, len, out, final) in registers), and a scalar layer for each."""
+    k.conv = calling_convention("x86_64", spec.abi, 32 if spec.encoding == "evex" else None)
+    k.data_conv = k.conv.local(5)
+    k.isa = X86Scalar(k.conv)
+    k.data_isa = X86Scalar(k.data_conv)
+
+
 class GcmKernel:
     """Shared facts while one GCM kernel's entry points are built."""
 
@@ -68,6 +80,7 @@ class GcmKernel:
                              f"and zmm (EVEX, 32 registers)")
         self.spec = spec
         self.table = load_table("x86_64")
+        take_conventions(self, spec)
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
         # the hash engine: PCLMULQDQ / VPCLMULQDQ, or without them byte-sliced streams
@@ -114,7 +127,7 @@ class GcmKernel:
                                  self.engine.context_extra(), SPILLED if self.spills else 0,
                                  spec.hash)
         lay = self.layout
-        self.run = FaceRun(X86Scalar(), RunFields(
+        self.run = FaceRun(self.isa, RunFields(
             lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
             lay.FILL_BUDGET)) if self.face_rounds else None
 
@@ -147,7 +160,12 @@ class Body(GcmFrame):
     b: KernelBuilder
     v: VectorOps
 
-    isa = X86Scalar()
+    @property
+    def isa(self) -> X86Scalar:
+        """The scalar layer under this function's calling convention (the data path's is
+        the local one)."""
+        data = self.b.function.symbol in {self.k.spec.symbol(e) for e in DATA_PATH.values()}
+        return self.k.data_isa if data else self.k.isa
 
     def __post_init__(self) -> None:
         self.a = self.b.asm
@@ -165,10 +183,9 @@ class Body(GcmFrame):
         return regs
 
     def arg(self, name: str) -> Reg:
-        """A later argument of seal and open, loaded from the stack (each call a load)."""
-        r = self.b.gp()
-        self.a.mov(r, Mem(64, base=gp("rsp"), disp=STACK_ARG[name]))
-        return r
+        """A later argument of seal and open (each call a load from where the convention
+        keeps it at entry)."""
+        return self.isa.arg(self.b, LATER_ARGS[name])
 
     def f(self, name: str, extra: int = 0, width: int = 128) -> Mem:
         return Mem(width, base=self.ctx, disp=self.k.layout.offset(name) + extra)
@@ -382,11 +399,11 @@ class Body(GcmFrame):
         stack arguments); the context stays in a register the call keeps. On zmm the data
         path takes a fifth argument, ``final``: the call holds the whole message (seal,
         open), so it leaves in HASH the GHASH of AAD, ciphertext and the length block."""
-        names, values = ("rdi", "rsi", "rdx", "rcx"), (self.ctx, inp, length, out)
+        values = (self.ctx, inp, length, out)
         if self.k.masked_tails:
-            names, values = names + ("r8",), values + (Imm(1 if final else 0),)
-        for name, value in zip(names, values):
-            self.a.mov(gp(name), value)
+            values += (Imm(1 if final else 0),)
+        for reg, value in zip(self.k.data_conv.arguments, values):
+            self.a.mov(reg, value)
         self.a.call(Label(self.k.spec.symbol(DATA_PATH[decrypt])))
 
 
@@ -1099,7 +1116,9 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The GCM skeleton on x86-64 (modes/: the mode descriptor names it)."""
     k = GcmKernel(spec)
     functions = build_all(k)
-    abi = {entry: sysv_with_vectors(32) for entry in functions} if spec.encoding == "evex" else {}
+    data = {spec.symbol(e) for e in DATA_PATH.values()}
+    abi = {entry: k.data_conv if fn.symbol in data else k.conv
+           for entry, fn in functions.items()}
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
                        public_fields=k.layout.public_names(), abi=abi,
                        interleave=k.batch if k.batch != spec.interleave else None,

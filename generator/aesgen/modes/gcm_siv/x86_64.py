@@ -31,11 +31,10 @@ from ...kernels.spec import ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
 from ...dsl.builder import KernelBuilder
 from ...arch.x86_64.short_bytes import short_move
-from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
 from ..gcm.short_record import nonce_block
 from ..gcm.skeleton import BATCH
-from ..gcm.x86_64 import ZMM_LOOP_REGISTERS, Body as GcmBody
+from ..gcm.x86_64 import ZMM_LOOP_REGISTERS, Body as GcmBody, take_conventions
 from .skeleton import build_all, ladder, layout
 
 # registers of blocks a batch, of the CTR loop and of the POLYVAL loop alike (the reports
@@ -61,6 +60,7 @@ class GcmSivKernel:
                              f"VEX) and zmm (EVEX)")
         self.spec = spec
         self.table = load_table("x86_64")
+        take_conventions(self, spec)
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
         # the hash engine: the carry-less multiply at the cipher's width, or without it
@@ -616,7 +616,7 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The GCM-SIV skeleton on x86-64 (modes/: the mode descriptor names it)."""
     k = GcmSivKernel(spec)
     functions = build_all(k)
-    abi = {entry: sysv_with_vectors(32) for entry in functions} if spec.encoding == "evex" else {}
+    abi = {entry: k.conv for entry in functions}
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
                        public_fields=k.layout.public_names(), abi=abi,
                        interleave=k.batch if k.batch != spec.interleave else None)

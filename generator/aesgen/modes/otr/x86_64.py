@@ -30,10 +30,9 @@ from ...kernels.engines import Keys
 from ...kernels.fields import Field, FieldLayout
 from ...kernels.spec import ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
-from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
 from ..gcm.short_record import nonce_block
-from ..gcm.x86_64 import Body as GcmBody
+from ..gcm.x86_64 import Body as GcmBody, take_conventions
 from .skeleton import VERSIONS, build_all
 
 # registers of pairs a batch: 4 at every width (xmm: 4 pairs, their blocks read from
@@ -104,6 +103,7 @@ class OtrKernel:
         self.spec = spec
         self.version = VERSIONS[spec.mode]
         self.table = load_table("x86_64")
+        take_conventions(self, spec)
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
         self.batch = BATCH[spec.width]
@@ -890,7 +890,7 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The OTR skeleton on x86-64 (modes/: the mode descriptor names it)."""
     k = OtrKernel(spec)
     functions = build_all(k)
-    abi = {entry: sysv_with_vectors(32) for entry in functions} if spec.encoding == "evex" else {}
+    abi = {entry: k.conv for entry in functions}
     # registers of blocks a batch: its registers of pairs hold two blocks each
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
                        public_fields=k.layout.public_names(), abi=abi,

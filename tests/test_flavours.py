@@ -1,0 +1,153 @@
+"""Output flavours: the ELF and Mach-O files of a set hold the same instructions.
+
+No macOS machine runs here, so the Mach-O flavour is judged by clang's assembler for
+x86_64-apple-macos and arm64-apple-macos: every file assembles; its __text bytes equal the
+ELF file's (both assembled by clang), except where the ELF object leaves a relocation's
+field for the linker; its exported symbols are the manifest's with Mach-O's leading
+underscore, and nothing without the prefix is exported; it carries unwind information
+(__eh_frame / __compact_unwind from its CFI). Every file's text sits behind its flavour's
+preprocessor guard: assembled for another target it is empty.
+
+The win64 flavour runs under wine (tests/test_win64.py); the ELF one everywhere else.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from aesgen.emit.generate import GenerateRequest, render_set
+from aesgen.targets import all_presets
+
+LLVM = Path("/usr/lib/llvm-19/bin")
+CLANG = "clang-19"
+# preset -> (clang's ELF target, clang's Mach-O target)
+PRESETS = {"x86-64-v2": ("x86_64-linux-gnu", "x86_64-apple-macos11"),
+           "sapphirerapids": ("x86_64-linux-gnu", "x86_64-apple-macos11"),
+           "apple-m1": ("aarch64-linux-gnu", "arm64-apple-macos11")}
+MODES = ("ctr", "gcm", "gcm-siv", "otr", "otr-v2", "otr-s", "otr-v2-s")
+
+
+@functools.cache
+def rendered(preset: str) -> dict[str, str]:
+    """Every method and mode of a preset at FACE r2 (the level with most code), 128- and
+    256-bit keys, in both flavours."""
+    p = all_presets()[preset]
+    req = GenerateRequest(p, tuple(m.variant for m in p.methods), ("r2",), (128, 256),
+                          "aesgen_", f"aesgen generate --cpu {preset} --flavour elf,macho",
+                          MODES, flavours=("elf", "macho"))
+    return render_set(req)
+
+
+def _run(cmd: list) -> str:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def _assemble(src: Path, target: str) -> Path:
+    obj = src.with_name(f"{src.stem}.{target}.o")
+    _run([CLANG, f"--target={target}", "-c", src, "-o", obj])
+    return obj
+
+
+def _text(obj: Path, macho: bool) -> bytes:
+    out = obj.with_suffix(".text")
+    section = "__TEXT,__text" if macho else ".text"
+    _run([LLVM / "llvm-objcopy", "--dump-section", f"{section}={out}", obj])
+    return out.read_bytes()
+
+
+def _relocated_fields(obj: Path) -> set[int]:
+    """Byte offsets in the text that a relocation fills in (4 bytes at each): ELF leaves the
+    constants' RIP-relative displacements to the linker, Mach-O the calls of a local
+    function (a symbol of its own there)."""
+    offsets = set()
+    section = None
+    for line in _run([LLVM / "llvm-objdump", "-r", obj]).splitlines():
+        if line.startswith("RELOCATION RECORDS FOR"):
+            section = line.split("[")[1].rstrip("]:")
+        elif section in (".text", "__text") and re.match(r"^[0-9a-f]{16} ", line):
+            at = int(line.split()[0], 16)
+            offsets.update(range(at, at + 4))
+    return offsets
+
+
+def _exported(obj: Path) -> set[str]:
+    """Defined external symbols (llvm-nm: an upper-case type letter other than U)."""
+    names = set()
+    for line in _run([LLVM / "llvm-nm", obj]).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1].isupper() and parts[1] != "U":
+            names.add(parts[2])
+    return names
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_macho_holds_the_elf_instructions(preset, tmp_path):
+    files = rendered(preset)
+    manifest = json.loads(files["manifest.json"])
+    elf_target, macho_target = PRESETS[preset]
+    kernels = manifest["kernels"] + manifest["aeads"]
+    assert kernels
+    for k in kernels:
+        assert set(k["flavour_files"]) == {"elf", "macho"}, k["name"]
+        elf_src = tmp_path / k["flavour_files"]["elf"]
+        macho_src = tmp_path / k["flavour_files"]["macho"]
+        elf_src.write_text(files[elf_src.name])
+        macho_src.write_text(files[macho_src.name])
+        elf_obj, macho_obj = _assemble(elf_src, elf_target), _assemble(macho_src, macho_target)
+        elf_text, macho_text = _text(elf_obj, False), _text(macho_obj, True)
+        assert len(elf_text) == len(macho_text), \
+            f"{k['name']}: {len(macho_text)} bytes of Mach-O text against {len(elf_text)} of ELF"
+        fields = _relocated_fields(elf_obj) | _relocated_fields(macho_obj)
+        differ = [i for i, (a, b) in enumerate(zip(elf_text, macho_text))
+                  if a != b and i not in fields]
+        assert not differ, f"{k['name']}: Mach-O text differs from ELF at {differ[:5]}"
+        symbols = set(k["symbols"].values())
+        assert _exported(elf_obj) == symbols, k["name"]
+        assert _exported(macho_obj) == {"_" + s for s in symbols}, k["name"]
+        assert all(s.startswith("_aesgen_") for s in _exported(macho_obj))
+        sections = _run([LLVM / "llvm-objdump", "-h", macho_obj])
+        assert "__eh_frame" in sections or "__compact_unwind" in sections, \
+            f"{k['name']}: no unwind information in the Mach-O object"
+        assert ".eh_frame" in _run([LLVM / "llvm-objdump", "-h", elf_obj]), k["name"]
+
+
+@pytest.mark.parametrize("preset", ["x86-64-v2", "apple-m1"])
+def test_a_flavour_is_empty_on_another_target(preset, tmp_path):
+    """The guards: the ELF file assembled for macOS, and the Mach-O one for Linux, hold no
+    instruction and no symbol, so a build may pass every flavour to the compiler."""
+    files = rendered(preset)
+    elf_target, macho_target = PRESETS[preset]
+    name = next(n for n in files if n.endswith("_gcm_r2.S"))
+    for src_name, target in ((name, macho_target),
+                             (name.replace(".S", "-macho.S"), elf_target)):
+        src = tmp_path / src_name
+        src.write_text(files[src_name])
+        assert re.search(r"^#if defined\(__(x86_64|aarch64)__\) && defined\(__(ELF|APPLE)__\)$",
+                         files[src_name], re.M), src_name
+        obj = _assemble(src, target)
+        assert not _exported(obj), f"{src_name} for {target} exports symbols"
+        macho = "apple" in target
+        try:
+            text = _text(obj, macho)
+        except AssertionError:
+            text = b""                        # no text section at all
+        assert text == b"", f"{src_name} for {target}: {len(text)} bytes of code"
+
+
+def test_flavour_option_errors(aesgen_exe, tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.run([aesgen_exe, "generate", "--cpu", "apple-m1", "--flavour", "win64",
+                           "-o", out], capture_output=True, text=True)
+    assert proc.returncode == 2 and "apple-m1 is aarch64" in proc.stderr, proc.stderr
+    assert "elf, macho" in proc.stderr and not out.exists()
+    proc = subprocess.run([aesgen_exe, "generate", "--cpu", "x86-64-v2", "--flavour", "coff",
+                           "-o", out], capture_output=True, text=True)
+    assert proc.returncode == 2 and "bad flavour 'coff'" in proc.stderr, proc.stderr
+    assert not out.exists()
