@@ -17,9 +17,17 @@
  * RtlUnwindEx lands after the call with every callee-saved register as the unwind data
  * says fn's frame left it. The same checks then run: a fault landed with all registers
  * intact proves fn's unwind data at the faulting instruction.
+ *
+ * With aesgen_win64_step set, the trap flag is raised just before the call: the CPU stops
+ * after every instruction of fn (EXCEPTION_SINGLE_STEP), where the driver's handler unwinds
+ * fn's frame with RtlVirtualUnwind and compares the result with aesgen_win64_return,
+ * aesgen_win64_rsp (the stack pointer after the return) and the registers' values here.
  */
 	.text
 	.globl	aesgen_win64_call
+	.globl	aesgen_win64_return
+	.globl	aesgen_win64_call_end
+	.globl	aesgen_win64_pattern
 	.def	aesgen_win64_call;	.scl	2;	.type	32;	.endef
 	.p2align	4
 aesgen_win64_call:
@@ -110,9 +118,17 @@ aesgen_win64_call:
 	movq	16(%rax), %r8
 	movq	24(%rax), %r9
 	movq	80(%rsp), %rax
+	movq	%rsp, aesgen_win64_rsp(%rip)
+	cmpb	$0, aesgen_win64_step(%rip)
+	je	5f
+	pushfq
+	orq	$0x100, (%rsp)
+	popfq			/* the first stop: after the call, at fn's first instruction */
+5:
 	/* the SEH scope: from here to landed (the return address, at the nop, is inside) */
 scope_begin:
 	call	*%rax
+aesgen_win64_return:
 	nop
 landed:
 	/* after a normal return or a fault's unwind: rsp must be the frame's again */
@@ -195,10 +211,21 @@ landed:
 	.rva	scope_begin, landed, aesgen_win64_fault_filter, landed
 	.text
 	.seh_endproc
+aesgen_win64_call_end:
 
 	.section	.rdata,"dr"
 	.p2align	4
+aesgen_win64_pattern:
 pattern:
 	.irp	n, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
 	.quad	0x6d6d6d6d00000000 + \n, 0x3c3c3c3c00000000 + \n
 	.endr
+
+	.bss
+	.globl	aesgen_win64_rsp
+	.globl	aesgen_win64_step
+	.p2align	3
+aesgen_win64_rsp:
+	.quad	0
+aesgen_win64_step:
+	.byte	0

@@ -34,4 +34,19 @@ extern volatile struct aesgen_win64_fault aesgen_win64_fault;
 
 uint32_t aesgen_win64_call(const void *fn, const uint64_t args[10], uint64_t *ret);
 
+/* Single-stepping (the driver's unwind proof): set aesgen_win64_step to 1 and the call runs
+ * with the trap flag; aesgen_win64_rsp is the stack pointer fn returns to, at
+ * aesgen_win64_return; the trampoline's own code lies in [aesgen_win64_call,
+ * aesgen_win64_call_end); aesgen_win64_pattern holds xmm6..xmm15's values (16 bytes each);
+ * rbx, rbp, rdi, rsi, r12-r15 hold 0x1b1b1b1b00000001 .. 0x1b1b1b1b00000008 in that order. */
+extern uint64_t aesgen_win64_rsp;
+extern volatile uint8_t aesgen_win64_step;
+extern char aesgen_win64_return[], aesgen_win64_call_end[];
+extern const uint8_t aesgen_win64_pattern[160];
+
+/* fn(args) single-stepped (win64_step.c): the instructions that unwind wrongly, with the
+ * first of them explained in first; *steps the instructions stepped. */
+uint64_t aesgen_win64_stepped(const void *fn, const uint64_t args[10], uint64_t *steps,
+                              char *first, size_t first_size);
+
 #endif

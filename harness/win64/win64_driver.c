@@ -13,6 +13,8 @@
  *   aead  NAME MODE KEY NONCE AAD PT CT TAG      one message
  *   abi   NAME MASK                              callee-saved registers any call changed
  *   fault NAME ENTRY MASK CODE OFFSET            a write into a guard page, caught by SEH
+ *   unwind NAME ENTRY STEPS BAD [FIRST...]       the entry single-stepped: instructions
+ *                                                whose unwind went wrong (win64_step.c)
  *   fail  NAME WHAT                              a check of the driver's own
  *   skip  NAME FEATURES                          the CPU lacks the features named
  *   done  KERNELS
@@ -73,6 +75,17 @@ static uint64_t call(const void *fn, uint64_t a0, uint64_t a1, uint64_t a2, uint
     return ret;
 }
 #define U(x) ((uint64_t)(uintptr_t)(x))
+
+/* fn(a0..a9) single-stepped, its unwind data checked at every instruction */
+static void stepped(const char *name, const char *entry, const void *fn, uint64_t a0,
+                    uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5,
+                    uint64_t a6, uint64_t a7, uint64_t a8, uint64_t a9) {
+    uint64_t args[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9}, steps = 0;
+    char first[256];
+    uint64_t bad = aesgen_win64_stepped(fn, args, &steps, first, sizeof first);
+    printf("unwind %s %s %llu %llu %s\n", name, entry, (unsigned long long)steps,
+           (unsigned long long)bad, first);
+}
 
 static const size_t LENGTHS[] = {0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000, 4099, 700};
 static const size_t AADS[] = {0, 1, 13, 16, 17, 100, 0};
@@ -141,6 +154,12 @@ static void run_ctr(const aesgen_kernel *k, int cases) {
             printf("\n");
         }
     }
+    /* every entry point single-stepped: past a batch of every width, then a short tail */
+    stepped(k->name, "init", k->init, U(ctx), U(key), sizes[0], U(iv), 0, 0, 0, 0, 0, 0);
+    stepped(k->name, "set_iv", k->set_iv, U(ctx), U(iv), 0, 0, 0, 0, 0, 0, 0, 0);
+    stepped(k->name, "xor_stream", k->xor_stream, U(ctx), U(out), U(pt), 300, 0, 0, 0, 0, 0, 0);
+    stepped(k->name, "xor_stream", k->xor_stream, U(ctx), U(out), U(pt), 37, 0, 0, 0, 0, 0, 0);
+    stepped(k->name, "wipe", k->wipe, U(ctx), 0, 0, 0, 0, 0, 0, 0, 0, 0);
     /* a fault: xor_stream into a guard page 100 bytes on */
     uint8_t *end = guarded_end(4096);
     if (end) {
@@ -215,6 +234,31 @@ static void run_aead(const aesgen_aead *k, int cases) {
             hex(ct, len); hex(tag, tag_len);
             printf("\n");
         }
+    }
+    /* every entry point single-stepped */
+    for (int s = 0; s < nk; s++) {
+        fill(key, sizes[s]);
+        if (call(k->init, U(ctx), U(key), sizes[s], 0, 0, 0, 0, 0, 0, 0) != 0) continue;
+        size_t tl = k->tag_max;
+        stepped(k->name, "init", k->init, U(ctx), U(key), sizes[s], 0, 0, 0, 0, 0, 0, 0);
+        stepped(k->name, "seal", k->seal, U(ctx), U(nonce), 12, U(aad), 40, U(pt), 300, U(ct),
+                U(tag), tl);
+        stepped(k->name, "open", k->open, U(ctx), U(nonce), 12, U(aad), 40, U(ct), 300,
+                U(back), U(tag), tl);
+        if (k->start) {
+            stepped(k->name, "start", k->start, U(ctx), U(nonce), 12, 0, 0, 0, 0, 0, 0, 0);
+            stepped(k->name, "aad", k->aad, U(ctx), U(aad), 21, 0, 0, 0, 0, 0, 0, 0);
+            stepped(k->name, "encrypt", k->encrypt, U(ctx), U(pt), 200, U(ct), 0, 0, 0, 0, 0, 0);
+            stepped(k->name, "finish_seal", k->finish_seal, U(ctx), U(tag), tl, 0, 0, 0, 0, 0,
+                    0, 0);
+            call(k->start, U(ctx), U(nonce), 12, 0, 0, 0, 0, 0, 0, 0);
+            stepped(k->name, "decrypt", k->decrypt, U(ctx), U(ct), 200, U(back), 0, 0, 0, 0, 0,
+                    0);
+            stepped(k->name, "finish_open", k->finish_open, U(ctx), U(tag), tl, 0, 0, 0, 0, 0,
+                    0, 0);
+        }
+        stepped(k->name, "wipe", k->wipe, U(ctx), 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        break;
     }
     /* a fault: seal into a guard page 100 bytes on */
     uint8_t *end = guarded_end(4096);
