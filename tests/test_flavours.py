@@ -151,3 +151,50 @@ def test_flavour_option_errors(aesgen_exe, tmp_path):
                            "-o", out], capture_output=True, text=True)
     assert proc.returncode == 2 and "bad flavour 'coff'" in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("preset", ["x86-64-v2", "apple-m1"])
+def test_the_registry_compiles_for_macos(preset, tmp_path):
+    """aesgen_registry.c for a Mach-O target (no macOS SDK here: freestanding, so only the
+    compiler's own headers): CPUID on x86-64, sysctlbyname on arm64."""
+    files = rendered(preset)
+    _, macho_target = PRESETS[preset]
+    for name in ("aesgen.h", "aesgen_registry.c"):
+        (tmp_path / name).write_text(files[name])
+    obj = tmp_path / "registry.o"
+    _run([CLANG, f"--target={macho_target}", "-ffreestanding", "-Wall", "-Wextra", "-Werror",
+          "-c", tmp_path / "aesgen_registry.c", "-o", obj])
+    names = _run([LLVM / "llvm-nm", obj])
+    assert "_aesgen_cpu_features" in names
+    if preset == "apple-m1":
+        assert "_sysctlbyname" in names, "the arm64 registry asks macOS for its features"
+
+
+@pytest.mark.parametrize("visibility", ["hidden", "default"])
+def test_visibility_of_the_kernels(visibility, tmp_path):
+    """--visibility hidden (the default) keeps every kernel symbol out of a shared library's
+    dynamic symbols and leaves the registry's; default exports the kernels too. Either way
+    every exported symbol has the set's prefix."""
+    p = all_presets()["x86-64-v2"]
+    req = GenerateRequest(p, ("aesni", "table"), ("none",), (128,), "vis_",
+                          "aesgen generate --cpu x86-64-v2", ("ctr", "gcm"),
+                          flavours=("elf", "macho"), visibility=visibility)
+    files = render_set(req)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    lib = tmp_path / "libvis.so"
+    _run(["gcc", "-shared", "-fPIC", "-I", tmp_path, "-o", lib,
+          *sorted(tmp_path.glob("*.S")), tmp_path / "aesgen_registry.c"])
+    dynamic = {line.split()[-1] for line in _run(["nm", "-D", "--defined-only", lib]).splitlines()}
+    manifest = json.loads(files["manifest.json"])
+    kernel_symbols = {s for k in manifest["kernels"] + manifest["aeads"]
+                      for s in k["symbols"].values()}
+    assert manifest["visibility"] == visibility
+    assert all(s.startswith("vis_") for s in dynamic), sorted(dynamic)
+    assert {"vis_cpu_features", "vis_best_kernel", "vis_kernels"} <= dynamic
+    if visibility == "hidden":
+        assert not dynamic & kernel_symbols, sorted(dynamic & kernel_symbols)[:5]
+        macho = files["aesni_face_none-macho.S"]
+        assert "\t.private_extern\t_vis_aesni_face_none_init" in macho
+    else:
+        assert kernel_symbols <= dynamic

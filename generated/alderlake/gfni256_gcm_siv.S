@@ -30360,6 +30360,13 @@ aesgen_gfni256_gcm_siv_wipe:
 	.size	aesgen_gfni256_gcm_siv_wipe, .-aesgen_gfni256_gcm_siv_wipe
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_gfni256_gcm_siv_init
+	.hidden	aesgen_gfni256_gcm_siv_seal
+	.hidden	aesgen_gfni256_gcm_siv_open
+	.hidden	aesgen_gfni256_gcm_siv_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

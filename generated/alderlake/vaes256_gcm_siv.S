@@ -6831,6 +6831,13 @@ aesgen_vaes256_gcm_siv_wipe:
 	.size	aesgen_vaes256_gcm_siv_wipe, .-aesgen_vaes256_gcm_siv_wipe
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_vaes256_gcm_siv_init
+	.hidden	aesgen_vaes256_gcm_siv_seal
+	.hidden	aesgen_vaes256_gcm_siv_open
+	.hidden	aesgen_vaes256_gcm_siv_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

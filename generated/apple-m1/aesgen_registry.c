@@ -111,6 +111,36 @@ static int aesgen_zmm_lowers_clock(void)
 {
     return 0;
 }
+#elif defined(__aarch64__) && defined(__APPLE__)
+/* macOS reports AArch64 features by sysctl (1 when present); declared here so that the
+ * registry needs no SDK header beyond the C library's. */
+int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+
+static int aesgen_sysctl_flag(const char *name)
+{
+    int value = 0;
+    size_t size = sizeof value;
+    return sysctlbyname(name, &value, &size, NULL, 0) == 0 && value == 1;
+}
+
+uint64_t aesgen_cpu_features(void)
+{
+    uint64_t have = 0;
+    if (aesgen_sysctl_flag("hw.optional.AdvSIMD"))
+        have |= AESGEN_CPU_ASIMD;
+    if (aesgen_sysctl_flag("hw.optional.arm.FEAT_AES"))
+        have |= AESGEN_CPU_AES;
+    if (aesgen_sysctl_flag("hw.optional.arm.FEAT_PMULL"))
+        have |= AESGEN_CPU_PMULL;
+    if (aesgen_sysctl_flag("hw.optional.arm.FEAT_SHA3"))
+        have |= AESGEN_CPU_SHA3;
+    return have;
+}
+
+static int aesgen_zmm_lowers_clock(void)
+{
+    return 0;
+}
 #else
 uint64_t aesgen_cpu_features(void)
 {

@@ -9226,6 +9226,13 @@ aesgen_armv8_ce_otr_v2_wipe:
 	.size	aesgen_armv8_ce_otr_v2_wipe, .-aesgen_armv8_ce_otr_v2_wipe
 
 
+// Hidden: linked into a static library or program, not exported from a shared one
+// (aesgen generate --visibility default exports them).
+	.hidden	aesgen_armv8_ce_otr_v2_init
+	.hidden	aesgen_armv8_ce_otr_v2_seal
+	.hidden	aesgen_armv8_ce_otr_v2_open
+	.hidden	aesgen_armv8_ce_otr_v2_wipe
+
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.
 // PAC: a function that stores lr (one that calls its data path) signs it first (paciasp)

@@ -28683,6 +28683,13 @@ aesgen_neon_bitsliced_face_r2_wipe:
 	.size	aesgen_neon_bitsliced_face_r2_wipe, .-aesgen_neon_bitsliced_face_r2_wipe
 
 
+// Hidden: linked into a static library or program, not exported from a shared one
+// (aesgen generate --visibility default exports them).
+	.hidden	aesgen_neon_bitsliced_face_r2_init
+	.hidden	aesgen_neon_bitsliced_face_r2_set_iv
+	.hidden	aesgen_neon_bitsliced_face_r2_xor_stream
+	.hidden	aesgen_neon_bitsliced_face_r2_wipe
+
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.
 // PAC: a function that stores lr (one that calls its data path) signs it first (paciasp)

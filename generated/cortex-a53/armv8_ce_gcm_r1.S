@@ -16668,6 +16668,19 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
+// Hidden: linked into a static library or program, not exported from a shared one
+// (aesgen generate --visibility default exports them).
+	.hidden	aesgen_armv8_ce_gcm_r1_init
+	.hidden	aesgen_armv8_ce_gcm_r1_seal
+	.hidden	aesgen_armv8_ce_gcm_r1_open
+	.hidden	aesgen_armv8_ce_gcm_r1_start
+	.hidden	aesgen_armv8_ce_gcm_r1_aad
+	.hidden	aesgen_armv8_ce_gcm_r1_encrypt
+	.hidden	aesgen_armv8_ce_gcm_r1_decrypt
+	.hidden	aesgen_armv8_ce_gcm_r1_finish_seal
+	.hidden	aesgen_armv8_ce_gcm_r1_finish_open
+	.hidden	aesgen_armv8_ce_gcm_r1_wipe
+
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.
 // PAC: a function that stores lr (one that calls its data path) signs it first (paciasp)

@@ -8035,6 +8035,13 @@ aesgen_neon_tbl_face_none_wipe:
 	.size	aesgen_neon_tbl_face_none_wipe, .-aesgen_neon_tbl_face_none_wipe
 
 
+// Hidden: linked into a static library or program, not exported from a shared one
+// (aesgen generate --visibility default exports them).
+	.hidden	aesgen_neon_tbl_face_none_init
+	.hidden	aesgen_neon_tbl_face_none_set_iv
+	.hidden	aesgen_neon_tbl_face_none_xor_stream
+	.hidden	aesgen_neon_tbl_face_none_wipe
+
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.
 // PAC: a function that stores lr (one that calls its data path) signs it first (paciasp)

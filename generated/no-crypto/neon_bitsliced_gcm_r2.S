@@ -79536,6 +79536,19 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 
 
+// Hidden: linked into a static library or program, not exported from a shared one
+// (aesgen generate --visibility default exports them).
+	.hidden	aesgen_neon_bitsliced_gcm_r2_init
+	.hidden	aesgen_neon_bitsliced_gcm_r2_seal
+	.hidden	aesgen_neon_bitsliced_gcm_r2_open
+	.hidden	aesgen_neon_bitsliced_gcm_r2_start
+	.hidden	aesgen_neon_bitsliced_gcm_r2_aad
+	.hidden	aesgen_neon_bitsliced_gcm_r2_encrypt
+	.hidden	aesgen_neon_bitsliced_gcm_r2_decrypt
+	.hidden	aesgen_neon_bitsliced_gcm_r2_finish_seal
+	.hidden	aesgen_neon_bitsliced_gcm_r2_finish_open
+	.hidden	aesgen_neon_bitsliced_gcm_r2_wipe
+
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.
 // PAC: a function that stores lr (one that calls its data path) signs it first (paciasp)

@@ -7110,6 +7110,13 @@ aesgen_aesni_otr_v2_wipe:
 	.size	aesgen_aesni_otr_v2_wipe, .-aesgen_aesni_otr_v2_wipe
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_aesni_otr_v2_init
+	.hidden	aesgen_aesni_otr_v2_seal
+	.hidden	aesgen_aesni_otr_v2_open
+	.hidden	aesgen_aesni_otr_v2_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

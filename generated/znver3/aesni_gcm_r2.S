@@ -16416,6 +16416,19 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_aesni_gcm_r2_init
+	.hidden	aesgen_aesni_gcm_r2_seal
+	.hidden	aesgen_aesni_gcm_r2_open
+	.hidden	aesgen_aesni_gcm_r2_start
+	.hidden	aesgen_aesni_gcm_r2_aad
+	.hidden	aesgen_aesni_gcm_r2_encrypt
+	.hidden	aesgen_aesni_gcm_r2_decrypt
+	.hidden	aesgen_aesni_gcm_r2_finish_seal
+	.hidden	aesgen_aesni_gcm_r2_finish_open
+	.hidden	aesgen_aesni_gcm_r2_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

@@ -102165,6 +102165,19 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_bitsliced256_gcm_r2_init
+	.hidden	aesgen_bitsliced256_gcm_r2_seal
+	.hidden	aesgen_bitsliced256_gcm_r2_open
+	.hidden	aesgen_bitsliced256_gcm_r2_start
+	.hidden	aesgen_bitsliced256_gcm_r2_aad
+	.hidden	aesgen_bitsliced256_gcm_r2_encrypt
+	.hidden	aesgen_bitsliced256_gcm_r2_decrypt
+	.hidden	aesgen_bitsliced256_gcm_r2_finish_seal
+	.hidden	aesgen_bitsliced256_gcm_r2_finish_open
+	.hidden	aesgen_bitsliced256_gcm_r2_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

@@ -34821,6 +34821,19 @@ aesgen_table_gcm_none_decrypt_data:
 	.byte	0x00, 0x00, 0x00, 0xb0, 0x00, 0x00, 0x00, 0x54, 0x00, 0x00, 0x00, 0xbb, 0x00, 0x00, 0x00, 0x16
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_table_gcm_none_init
+	.hidden	aesgen_table_gcm_none_seal
+	.hidden	aesgen_table_gcm_none_open
+	.hidden	aesgen_table_gcm_none_start
+	.hidden	aesgen_table_gcm_none_aad
+	.hidden	aesgen_table_gcm_none_encrypt
+	.hidden	aesgen_table_gcm_none_decrypt
+	.hidden	aesgen_table_gcm_none_finish_seal
+	.hidden	aesgen_table_gcm_none_finish_open
+	.hidden	aesgen_table_gcm_none_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

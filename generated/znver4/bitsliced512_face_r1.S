@@ -12702,6 +12702,13 @@ aesgen_bitsliced512_face_r1_wipe:
 	.size	aesgen_bitsliced512_face_r1_wipe, .-aesgen_bitsliced512_face_r1_wipe
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_bitsliced512_face_r1_init
+	.hidden	aesgen_bitsliced512_face_r1_set_iv
+	.hidden	aesgen_bitsliced512_face_r1_xor_stream
+	.hidden	aesgen_bitsliced512_face_r1_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

@@ -9923,6 +9923,13 @@ aesgen_gfni256_face_none_wipe:
 	.size	aesgen_gfni256_face_none_wipe, .-aesgen_gfni256_face_none_wipe
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_gfni256_face_none_init
+	.hidden	aesgen_gfni256_face_none_set_iv
+	.hidden	aesgen_gfni256_face_none_xor_stream
+	.hidden	aesgen_gfni256_face_none_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

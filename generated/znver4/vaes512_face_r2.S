@@ -5710,6 +5710,13 @@ aesgen_vaes512_face_r2_wipe:
 	.size	aesgen_vaes512_face_r2_wipe, .-aesgen_vaes512_face_r2_wipe
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_vaes512_face_r2_init
+	.hidden	aesgen_vaes512_face_r2_set_iv
+	.hidden	aesgen_vaes512_face_r2_xor_stream
+	.hidden	aesgen_vaes512_face_r2_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

@@ -56425,6 +56425,19 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_bitsliced512_gcm_none_init
+	.hidden	aesgen_bitsliced512_gcm_none_seal
+	.hidden	aesgen_bitsliced512_gcm_none_open
+	.hidden	aesgen_bitsliced512_gcm_none_start
+	.hidden	aesgen_bitsliced512_gcm_none_aad
+	.hidden	aesgen_bitsliced512_gcm_none_encrypt
+	.hidden	aesgen_bitsliced512_gcm_none_decrypt
+	.hidden	aesgen_bitsliced512_gcm_none_finish_seal
+	.hidden	aesgen_bitsliced512_gcm_none_finish_open
+	.hidden	aesgen_bitsliced512_gcm_none_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

@@ -51676,6 +51676,19 @@ aesgen_table_gcm_r1_decrypt_data:
 	.byte	0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_table_gcm_r1_init
+	.hidden	aesgen_table_gcm_r1_seal
+	.hidden	aesgen_table_gcm_r1_open
+	.hidden	aesgen_table_gcm_r1_start
+	.hidden	aesgen_table_gcm_r1_aad
+	.hidden	aesgen_table_gcm_r1_encrypt
+	.hidden	aesgen_table_gcm_r1_decrypt
+	.hidden	aesgen_table_gcm_r1_finish_seal
+	.hidden	aesgen_table_gcm_r1_finish_open
+	.hidden	aesgen_table_gcm_r1_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

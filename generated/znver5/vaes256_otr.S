@@ -7332,6 +7332,13 @@ aesgen_vaes256_otr_wipe:
 	.size	aesgen_vaes256_otr_wipe, .-aesgen_vaes256_otr_wipe
 
 
+# Hidden: linked into a static library or program, not exported from a shared one
+# (aesgen generate --visibility default exports them).
+	.hidden	aesgen_vaes256_otr_init
+	.hidden	aesgen_vaes256_otr_seal
+	.hidden	aesgen_vaes256_otr_open
+	.hidden	aesgen_vaes256_otr_wipe
+
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 	.section	.note.gnu.property,"a"

@@ -18,6 +18,7 @@ class Feature:
     xcr0: int
     cpuinfo: str
     hwcap: int | None = None             # AArch64: bit of getauxval(AT_HWCAP)
+    sysctl: str = ""                     # AArch64 on Apple: the sysctl that reports it
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ class TargetError(ValueError):
 def load_features(arch: str = "x86_64", root: Path = TARGETS) -> dict[str, Feature]:
     data = tomllib.loads((root / f"{arch}_features.toml").read_text())
     feats = {name: Feature(name, d["bit"], tuple(d.get("cpuid", ())), d.get("xcr0", 0),
-                           d["cpuinfo"], d.get("hwcap"))
+                           d["cpuinfo"], d.get("hwcap"), d.get("sysctl", ""))
              for name, d in data.items()}
     bits = [f.bit for f in feats.values()]
     if len(bits) != len(set(bits)):

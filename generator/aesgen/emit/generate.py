@@ -40,6 +40,10 @@ class GenerateRequest:
     scrub: bool = True
     # output flavours (printer/flavours.py), a file a kernel each: elf, macho, win64
     flavours: tuple[str, ...] = ("elf",)
+    # "hidden": the kernels' symbols stay out of a shared library's dynamic symbol table
+    # (a vendored static library's private code, as BoringSSL marks its assembly);
+    # "default": exported like any global
+    visibility: str = "hidden"
 
 
 class OutputError(OSError):
@@ -207,16 +211,21 @@ def render_set(req: GenerateRequest, jobs: int | None = None,
             texts = ck.texts_for(f.name)
             functions = [{"symbol": fn.symbol, "features": fn.features, "text": texts[entry],
                           "exported": fn.exported} for entry, fn in ck.functions.items()]
+            hidden = [line for fn in ck.functions.values() if fn.exported
+                      and req.visibility == "hidden"
+                      for line in f.hidden(f.symbol(fn.symbol))]
             files[kernel_file_name(ck.spec, f.name)] = env.get_template(
                 KERNEL_TEMPLATE[arch]).render(common, kernel=_kernel_view(ck, macro_prefix),
-                                              functions=functions, flavour=f)
+                                              functions=functions, flavour=f, hidden=hidden,
+                                              visibility=req.visibility)
     # x86 sets detect features by CPUID (regs), AArch64 sets by getauxval(AT_HWCAP) (hwcaps)
     regs = [] if a64 else [
         {"leaf_index": 0 if f.cpuid[0] == 1 else 1,
          "reg_index": ("eax", "ebx", "ecx", "edx").index(f.cpuid[2]),
          "cpuid": f.cpuid, "xcr0": f.xcr0, "name": f.name, "bit": f.bit}
         for f in features]
-    hwcaps = [{"name": f.name, "bit": f.bit, "hwcap": f.hwcap} for f in features] if a64 else []
+    hwcaps = [{"name": f.name, "bit": f.bit, "hwcap": f.hwcap, "sysctl": f.sysctl}
+              for f in features] if a64 else []
     kernels = [_kernel_view(ck, macro_prefix) for ck in compiled if not mode(ck.spec.mode).aead]
     aeads = [_kernel_view(ck, macro_prefix) for ck in compiled if mode(ck.spec.mode).aead]
     key_mask = sum(1 << (128, 192, 256).index(k) for k in req.key_bits)
@@ -281,6 +290,7 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "key_bits": list(req.key_bits),
         "prefix": req.prefix,
         **({"flavours": list(req.flavours)} if req.flavours != ("elf",) else {}),
+        "visibility": req.visibility,
         "files": sorted(list(files) + ["manifest.json"]),
         "kernels": [{**_manifest_entry(ck, req.flavours), "context_fields": _context_fields(ck)}
                     for ck in compiled if not mode(ck.spec.mode).aead],

@@ -98,6 +98,16 @@ class Flavour:
             lines.append(f"\t.size\t{sym}, .-{sym}")
         return lines
 
+    def hidden(self, sym: str) -> list[str]:
+        """Lines that keep an exported symbol out of a shared library's dynamic symbols
+        (it stays global for the static link): .hidden on ELF, .private_extern on Mach-O;
+        none on COFF, where nothing leaves a DLL unless it is dllexport'ed."""
+        if self.name == "elf":
+            return [f"\t.hidden\t{sym}"]
+        if self.name == "macho":
+            return [f"\t.private_extern\t{sym}"]
+        return []
+
     def page(self, sym: str) -> str:
         """AArch64: the ADRP operand of a symbol's 4 KiB page."""
         return f"{sym}@PAGE" if self.name == "macho" else sym
