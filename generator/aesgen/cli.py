@@ -263,13 +263,47 @@ def list_command() -> None:
                    "default every entry leaves no key-derived value in them: VZEROALL and "
                    "zmm16-31, EOR on AArch64; 0 to 4 TSC ticks a call on Zen 5). For a caller that "
                    "scrubs on its own; the harness's scrub check fails such a set.")
-def generate(cpu, methods, faces, keys, prefix, output, modes, jobs, no_scrub) -> None:
-    """Generate .S kernels, aesgen.h, the registry and manifest.json for one CPU preset."""
+@click.option("--flavour", "flavours", default=None, metavar="F[,F]",
+              help="Object formats to write each kernel for: elf (Linux, the BSDs), macho "
+                   "(macOS: x86-64 and arm64), win64 (x86-64 Windows, COFF for mingw-w64 gcc "
+                   "or clang, Microsoft x64 calling convention, SEH unwind data). One file a "
+                   "kernel and flavour: <kernel>.S, <kernel>-macho.S, <kernel>-win64.S, each "
+                   "behind a preprocessor guard for its target, so a build may assemble them "
+                   "all; one aesgen.h and registry serve every flavour. Default: this "
+                   "machine's (elf on Linux).")
+@click.option("--visibility", type=click.Choice(["hidden", "default"]), default="hidden",
+              show_default=True,
+              help="hidden: the kernels' symbols link into a static library or program but "
+                   "are not exported from a shared library (.hidden on ELF, .private_extern "
+                   "on Mach-O; COFF exports nothing unasked); the registry's C functions "
+                   "follow your compiler's flags. default: exported like any global.")
+def generate(cpu, methods, faces, keys, prefix, output, modes, jobs, no_scrub,
+             flavours, visibility) -> None:
+    """Generate .S kernels, aesgen.h, the registry and manifest.json for one CPU preset.
+
+    \b
+    Examples:
+      aesgen generate                                  # this CPU, its preset, out/<preset>
+      aesgen generate --cpu znver4 -o generated/znver4
+      aesgen generate --cpu x86-64-v3 --flavour elf,macho,win64 -o vendor/x86
+      aesgen generate --cpu apple-m1 --flavour macho --mode gcm --keys 128,256
+    """
+    _generate_set(cpu, methods, faces, keys, prefix, output, modes, jobs, no_scrub, flavours,
+                  visibility)
+
+
+def _generate_set(cpu, methods, faces, keys, prefix, output, modes, jobs, no_scrub, flavours,
+                  visibility, render=None, all_flavours: bool = False) -> None:
+    """generate's work, shared with vendor: the request from the options, the set rendered
+    by ``render`` (render_set by default), written atomically, and the summary line.
+    ``all_flavours``: every flavour of the preset's instruction set (vendor)."""
     import re
 
     from .emit.generate import (GenerateRequest, OutputError, check_output_folder, render_set,
                                 write_set)
     from .passes.regalloc import AllocationError
+
+    render = render or render_set
 
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise UserError(f"bad prefix {prefix!r}: it must be a C identifier")
@@ -309,8 +343,17 @@ def generate(cpu, methods, faces, keys, prefix, output, modes, jobs, no_scrub) -
     command = "aesgen " + shlex.join(sys.argv[1:])
     from .modes import MODES
     chosen_modes = _split_list(modes, tuple(MODES), "mode") if modes else tuple(MODES)
+    from .printer.flavours import FLAVOUR_NAMES, flavours_of, host_flavour
+    chosen_flavours = (flavours_of(preset.arch) if all_flavours
+                       else _split_list(flavours, FLAVOUR_NAMES, "flavour") if flavours
+                       else (host_flavour(),))
+    for f in chosen_flavours:
+        if f not in flavours_of(preset.arch):
+            raise UserError(f"preset {preset.name} is {preset.arch}, which has the flavours "
+                            f"{', '.join(flavours_of(preset.arch))}, not {f}")
     req = GenerateRequest(preset, chosen_methods, chosen_faces, chosen_keys, prefix, command,
-                          chosen_modes, scrub=not no_scrub)
+                          chosen_modes, scrub=not no_scrub, flavours=chosen_flavours,
+                          visibility=visibility)
     try:
         check_output_folder(out_dir)            # before the minutes of compiling
     except OutputError as e:
@@ -319,7 +362,7 @@ def generate(cpu, methods, faces, keys, prefix, output, modes, jobs, no_scrub) -
     def progress(done: int, total: int, name: str) -> None:
         click.echo(f"\r[{done}/{total}] {name:<40}", nl=done == total, err=True)
     try:
-        files = render_set(req, jobs or None, progress if sys.stderr.isatty() else None)
+        files = render(req, jobs or None, progress if sys.stderr.isatty() else None)
     except (ValueError, AllocationError) as e:
         raise UserError(f"cannot generate for preset {preset.name}: {e}")
     manifest = json.loads(files["manifest.json"])
@@ -341,6 +384,44 @@ def generate(cpu, methods, faces, keys, prefix, output, modes, jobs, no_scrub) -
         click.echo(f"aesgen: --cpu native chose {why}")
     click.echo(f"aesgen: wrote {len(written)} files for preset {preset.name} to {out_dir} "
                f"({len(kernels)} kernels: {', '.join(k['name'] for k in kernels)})")
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native",
+              help="CPU preset from targets/, or `native` to detect this CPU.")
+@click.option("--method", "methods", default=None, metavar="M[,M]",
+              help="Methods (default: every method the preset lists).")
+@click.option("--face", "faces", default="none,r1,r2", show_default=True,
+              metavar="LEVEL[,LEVEL]", help="FACE levels of the modes that have FACE.")
+@click.option("--mode", "modes", default=None, metavar="MODE[,MODE]",
+              help="Modes (default: every mode the preset has).")
+@click.option("--keys", default="128,192,256", show_default=True, metavar="BITS[,BITS]",
+              help="Key sizes init accepts.")
+@click.option("--prefix", default="aesgen_", show_default=True,
+              help="Prefix of every exported symbol, type, and the build target "
+                   "(<prefix>kernels).")
+@click.option("-j", "--jobs", default=0, type=click.IntRange(min=0), metavar="N",
+              help="Processes compiling kernels (default 0: one a CPU).")
+@click.option("--visibility", type=click.Choice(["hidden", "default"]), default="hidden",
+              show_default=True, help="As for generate: hidden keeps the kernels' symbols "
+                                      "out of a shared library's exports.")
+def vendor(directory, cpu, methods, faces, keys, prefix, modes, jobs, visibility) -> None:
+    """Write a folder to drop into another project's tree: every kernel in every flavour of
+    the preset's instruction set (elf, macho, and win64 on x86-64), aesgen.h, the registry,
+    manifest.json, a README for the folder, and build fragments that pick the flavour for
+    the target: CMakeLists.txt (add_subdirectory; target <prefix>kernels), meson.build
+    (subdir; <prefix>kernels_dep) and aesgen.mk (include; $(<PREFIX>KERNELS_LIB)).
+
+    \b
+    Examples:
+      aesgen vendor third_party/aes --cpu x86-64-v3
+      aesgen vendor third_party/aes-arm64 --cpu apple-m1 --mode ctr,gcm --keys 128,256
+    """
+    from .emit.vendor import render_vendor
+
+    _generate_set(cpu, methods, faces, keys, prefix, str(directory), modes, jobs, False, None,
+                  visibility, render=render_vendor, all_flavours=True)
 
 
 @main.command()
