@@ -11,9 +11,13 @@ STAMP="$VENV/.aesgen-installed"
 # Google Benchmark and the peers: ipsec-mb, libgcrypt and BoringSSL (Android's, dlopen()ed);
 # for `aesgen compare`, llvm-19's llvm-mca (the first with znver4 and sapphirerapids models);
 # valgrind, whose memcheck is the tests' second witness of constant time (test_ct_witness.py);
-# clang-19 with its compiler-rt (libFuzzer, ASan, UBSan) for `aesgen fuzz` (test_fuzz.py).
+# clang-19 with its compiler-rt (libFuzzer, ASan, UBSan) for `aesgen fuzz` (test_fuzz.py);
+# clang-19 also assembles the Mach-O flavour (test_flavours.py); mingw-w64 and wine run the
+# win64 flavour (test_win64.py); cmake, meson and make build a consumer of `aesgen vendor`
+# (test_vendor.py).
 SYSTEM_PACKAGES=(gcc g++ binutils ninja-build libssl-dev libgtest-dev libbenchmark-dev libipsec-mb-dev
-                 libgcrypt20-dev android-libboringssl-dev llvm-19 valgrind clang-19 libclang-rt-19-dev)
+                 libgcrypt20-dev android-libboringssl-dev llvm-19 valgrind clang-19 libclang-rt-19-dev
+                 mingw-w64 wine64 wine cmake meson make)
 # On an amd64 host, the AArch64 harness too: cross compilers, qemu-user to run the result,
 # GoogleTest's sources (compiled for aarch64 into build/), OpenSSL's arm64 libcrypto.a
 # (Debian multiarch: needs `dpkg --add-architecture arm64`) and the host's openssl command
