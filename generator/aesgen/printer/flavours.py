@@ -14,39 +14,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# x86-64 ELF: no executable stack; CET (IBT and SHSTK) in the GNU property note, since
-# every entry point starts with endbr64 and returns with ret.
-ELF_X86_64_NOTES = """\t.section\t.note.GNU-stack,"",@progbits
-# CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
-\t.section\t.note.gnu.property,"a"
-\t.p2align\t3
-\t.long\t4
-\t.long\t16
-\t.long\t5
-\t.asciz\t"GNU"
-\t.long\t0xc0000002
-\t.long\t4
-\t.long\t3
-\t.p2align\t3
-"""
+def _elf_notes(progbits: str, comment: str, explain: list[str], feature_and: int) -> str:
+    """The notes that end an ELF file: no executable stack, and the GNU property note whose
+    FEATURE_1_AND word (type ``feature_and``) says which control-flow protections every
+    function of the file supports (bits 0 and 1 set: IBT and SHSTK on x86-64, BTI and PAC
+    on AArch64), so a linker building a protected binary keeps them on."""
+    lines = [f'\t.section\t.note.GNU-stack,"",{progbits}']
+    lines += [f"{comment} {line}" for line in explain]
+    lines += ['\t.section\t.note.gnu.property,"a"', "\t.p2align\t3", "\t.long\t4",
+              "\t.long\t16", "\t.long\t5", '\t.asciz\t"GNU"', f"\t.long\t{feature_and:#x}",
+              "\t.long\t4", "\t.long\t3", "\t.p2align\t3"]
+    return "\n".join(lines) + "\n"
 
-# AArch64 ELF: the GNU property note GNU_PROPERTY_AARCH64_FEATURE_1_AND (0xc0000000) with
-# BTI (bit 0) and PAC (bit 1), so a linker building a BTI/PAC-enforcing binary keeps them on.
-ELF_AARCH64_NOTES = """\t.section\t.note.GNU-stack,"",%progbits
-// BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.
-// PAC: a function that stores lr (one that calls its data path) signs it first (paciasp)
-// and authenticates it after loading it back (autiasp); leaves never touch it.
-\t.section\t.note.gnu.property,"a"
-\t.p2align\t3
-\t.long\t4
-\t.long\t16
-\t.long\t5
-\t.asciz\t"GNU"
-\t.long\t0xc0000000
-\t.long\t4
-\t.long\t3
-\t.p2align\t3
-"""
+
+ELF_X86_64_NOTES = _elf_notes("@progbits", "#", [
+    "CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK)."],
+    0xc0000002)
+ELF_AARCH64_NOTES = _elf_notes("%progbits", "//", [
+    "BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.",
+    "PAC: a function that stores lr (one that calls its data path) signs it first (paciasp)",
+    "and authenticates it after loading it back (autiasp); leaves never touch it."],
+    0xc0000000)
 
 
 @dataclass(frozen=True)
