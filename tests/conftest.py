@@ -5,6 +5,7 @@ from there rather than from this file.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -32,10 +33,13 @@ def build_shared_library(src_dir: Path, out: Path) -> Path:
 
     -Bsymbolic keeps each library's registry bound to its own kernels when several sets
     (with the same symbol names) are loaded into one process; --fatal-warnings turns a
-    missing .note.GNU-stack (executable stack) into an error.
+    missing .note.GNU-stack (executable stack) into an error. The kernels' symbols, hidden
+    by default, are exported (<PREFIX>EXPORT_KERNELS): tests call them by name.
     """
+    prefix = json.loads((src_dir / "manifest.json").read_text())["prefix"]
     sources = sorted(str(p) for p in src_dir.glob("*.S")) + [str(src_dir / "aesgen_registry.c")]
     cmd = ["gcc", "-shared", "-fPIC", "-O1", "-I", str(src_dir), "-Wl,-Bsymbolic",
+           f"-D{prefix.upper()}EXPORT_KERNELS",
            "-Wl,--fatal-warnings", "-o", str(out), *sources]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:

@@ -196,5 +196,11 @@ def test_visibility_of_the_kernels(visibility, tmp_path):
         assert not dynamic & kernel_symbols, sorted(dynamic & kernel_symbols)[:5]
         macho = files["aesni_face_none-macho.S"]
         assert "\t.private_extern\t_vis_aesni_face_none_init" in macho
+        # -DVIS_EXPORT_KERNELS when assembling exports them after all
+        exported = tmp_path / "libexported.so"
+        _run(["gcc", "-shared", "-fPIC", "-DVIS_EXPORT_KERNELS", "-I", tmp_path, "-o", exported,
+              *sorted(tmp_path.glob("*.S")), tmp_path / "aesgen_registry.c"])
+        names = _run(["nm", "-D", "--defined-only", exported])
+        assert all(s in names for s in kernel_symbols)
     else:
         assert kernel_symbols <= dynamic

@@ -76552,7 +76552,9 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 
 
 // Hidden: linked into a static library or program, not exported from a shared one
-// (aesgen generate --visibility default exports them).
+// (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+// exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_neon_bitsliced_gcm_r1_init
 	.hidden	aesgen_neon_bitsliced_gcm_r1_seal
 	.hidden	aesgen_neon_bitsliced_gcm_r1_open
@@ -76563,6 +76565,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	.hidden	aesgen_neon_bitsliced_gcm_r1_finish_seal
 	.hidden	aesgen_neon_bitsliced_gcm_r1_finish_open
 	.hidden	aesgen_neon_bitsliced_gcm_r1_wipe
+#endif
 
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.

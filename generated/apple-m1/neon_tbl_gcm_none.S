@@ -59908,7 +59908,9 @@ aesgen_neon_tbl_gcm_none_decrypt_data:
 
 
 // Hidden: linked into a static library or program, not exported from a shared one
-// (aesgen generate --visibility default exports them).
+// (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+// exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_neon_tbl_gcm_none_init
 	.hidden	aesgen_neon_tbl_gcm_none_seal
 	.hidden	aesgen_neon_tbl_gcm_none_open
@@ -59919,6 +59921,7 @@ aesgen_neon_tbl_gcm_none_decrypt_data:
 	.hidden	aesgen_neon_tbl_gcm_none_finish_seal
 	.hidden	aesgen_neon_tbl_gcm_none_finish_open
 	.hidden	aesgen_neon_tbl_gcm_none_wipe
+#endif
 
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.

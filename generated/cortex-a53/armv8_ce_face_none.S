@@ -2170,11 +2170,14 @@ aesgen_armv8_ce_face_none_wipe:
 
 
 // Hidden: linked into a static library or program, not exported from a shared one
-// (aesgen generate --visibility default exports them).
+// (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+// exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_armv8_ce_face_none_init
 	.hidden	aesgen_armv8_ce_face_none_set_iv
 	.hidden	aesgen_armv8_ce_face_none_xor_stream
 	.hidden	aesgen_armv8_ce_face_none_wipe
+#endif
 
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.

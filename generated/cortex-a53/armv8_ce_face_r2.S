@@ -5599,11 +5599,14 @@ aesgen_armv8_ce_face_r2_wipe:
 
 
 // Hidden: linked into a static library or program, not exported from a shared one
-// (aesgen generate --visibility default exports them).
+// (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+// exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_armv8_ce_face_r2_init
 	.hidden	aesgen_armv8_ce_face_r2_set_iv
 	.hidden	aesgen_armv8_ce_face_r2_xor_stream
 	.hidden	aesgen_armv8_ce_face_r2_wipe
+#endif
 
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.

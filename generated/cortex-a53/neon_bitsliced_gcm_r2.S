@@ -77669,7 +77669,9 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 
 
 // Hidden: linked into a static library or program, not exported from a shared one
-// (aesgen generate --visibility default exports them).
+// (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+// exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_neon_bitsliced_gcm_r2_init
 	.hidden	aesgen_neon_bitsliced_gcm_r2_seal
 	.hidden	aesgen_neon_bitsliced_gcm_r2_open
@@ -77680,6 +77682,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	.hidden	aesgen_neon_bitsliced_gcm_r2_finish_seal
 	.hidden	aesgen_neon_bitsliced_gcm_r2_finish_open
 	.hidden	aesgen_neon_bitsliced_gcm_r2_wipe
+#endif
 
 	.section	.note.GNU-stack,"",%progbits
 // BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.

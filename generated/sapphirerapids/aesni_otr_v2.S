@@ -6639,11 +6639,14 @@ aesgen_aesni_otr_v2_wipe:
 
 
 # Hidden: linked into a static library or program, not exported from a shared one
-# (aesgen generate --visibility default exports them).
+# (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+# exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_aesni_otr_v2_init
 	.hidden	aesgen_aesni_otr_v2_seal
 	.hidden	aesgen_aesni_otr_v2_open
 	.hidden	aesgen_aesni_otr_v2_wipe
+#endif
 
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).

@@ -55676,7 +55676,9 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 
 
 # Hidden: linked into a static library or program, not exported from a shared one
-# (aesgen generate --visibility default exports them).
+# (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+# exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_bitsliced512_gcm_none_init
 	.hidden	aesgen_bitsliced512_gcm_none_seal
 	.hidden	aesgen_bitsliced512_gcm_none_open
@@ -55687,6 +55689,7 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 	.hidden	aesgen_bitsliced512_gcm_none_finish_seal
 	.hidden	aesgen_bitsliced512_gcm_none_finish_open
 	.hidden	aesgen_bitsliced512_gcm_none_wipe
+#endif
 
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).

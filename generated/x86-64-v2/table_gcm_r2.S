@@ -52073,7 +52073,9 @@ aesgen_table_gcm_r2_decrypt_data:
 
 
 # Hidden: linked into a static library or program, not exported from a shared one
-# (aesgen generate --visibility default exports them).
+# (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+# exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_table_gcm_r2_init
 	.hidden	aesgen_table_gcm_r2_seal
 	.hidden	aesgen_table_gcm_r2_open
@@ -52084,6 +52086,7 @@ aesgen_table_gcm_r2_decrypt_data:
 	.hidden	aesgen_table_gcm_r2_finish_seal
 	.hidden	aesgen_table_gcm_r2_finish_open
 	.hidden	aesgen_table_gcm_r2_wipe
+#endif
 
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).

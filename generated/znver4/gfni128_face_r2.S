@@ -17712,11 +17712,14 @@ aesgen_gfni128_face_r2_wipe:
 
 
 # Hidden: linked into a static library or program, not exported from a shared one
-# (aesgen generate --visibility default exports them).
+# (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+# exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_gfni128_face_r2_init
 	.hidden	aesgen_gfni128_face_r2_set_iv
 	.hidden	aesgen_gfni128_face_r2_xor_stream
 	.hidden	aesgen_gfni128_face_r2_wipe
+#endif
 
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).

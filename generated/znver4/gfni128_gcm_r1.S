@@ -34301,7 +34301,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 
 
 # Hidden: linked into a static library or program, not exported from a shared one
-# (aesgen generate --visibility default exports them).
+# (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+# exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_gfni128_gcm_r1_init
 	.hidden	aesgen_gfni128_gcm_r1_seal
 	.hidden	aesgen_gfni128_gcm_r1_open
@@ -34312,6 +34314,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	.hidden	aesgen_gfni128_gcm_r1_finish_seal
 	.hidden	aesgen_gfni128_gcm_r1_finish_open
 	.hidden	aesgen_gfni128_gcm_r1_wipe
+#endif
 
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).

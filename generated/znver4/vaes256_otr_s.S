@@ -6577,11 +6577,14 @@ aesgen_vaes256_otr_s_wipe:
 
 
 # Hidden: linked into a static library or program, not exported from a shared one
-# (aesgen generate --visibility default exports them).
+# (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+# exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_vaes256_otr_s_init
 	.hidden	aesgen_vaes256_otr_s_seal
 	.hidden	aesgen_vaes256_otr_s_open
 	.hidden	aesgen_vaes256_otr_s_wipe
+#endif
 
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).

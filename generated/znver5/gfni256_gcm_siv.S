@@ -30361,11 +30361,14 @@ aesgen_gfni256_gcm_siv_wipe:
 
 
 # Hidden: linked into a static library or program, not exported from a shared one
-# (aesgen generate --visibility default exports them).
+# (-DAESGEN_EXPORT_KERNELS when assembling, or generating with --visibility default,
+# exports them).
+#ifndef AESGEN_EXPORT_KERNELS
 	.hidden	aesgen_gfni256_gcm_siv_init
 	.hidden	aesgen_gfni256_gcm_siv_seal
 	.hidden	aesgen_gfni256_gcm_siv_open
 	.hidden	aesgen_gfni256_gcm_siv_wipe
+#endif
 
 	.section	.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
