@@ -38,9 +38,9 @@ from aesgen.paths import GENERATED, ROOT
 from aesgen.targets import all_presets
 
 HARNESS = ROOT / "harness" / "win64"
-# SSE, VEX, EVEX (zmm): preset -> FACE levels (every kernel at the levels
-# with the least and the most FACE code: r1's frames are r2's)
-PRESETS = {"x86-64-v2": ("none", "r2"), "x86-64-v3": ("none", "r2"),
+# SSE, VEX, EVEX (zmm): preset -> FACE levels. Every kernel of x86-64-v2; of the others
+# the levels with the least and the most FACE code (r1's frames are r2's)
+PRESETS = {"x86-64-v2": ("none", "r1", "r2"), "x86-64-v3": ("none", "r2"),
            "znver4": ("none", "r2")}
 MINGW = "x86_64-w64-mingw32-gcc"
 WINE = "wine"
@@ -98,6 +98,12 @@ def results(tmp_path_factory, wine_env):
         with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
             list(pool.map(lambda s: _run([MINGW, "-c", s, "-o", s.with_suffix(".o")]),
                           sources))
+        # every symbol the objects define for the linker has the set's prefix
+        nm = _run(["x86_64-w64-mingw32-nm", "-g", "--defined-only",
+                   *[s.with_suffix(".o") for s in sources]]).stdout
+        exported = [ln.split()[-1] for ln in nm.splitlines() if len(ln.split()) == 3]
+        assert exported and all(s.startswith("aesgen_") for s in exported), \
+            [s for s in exported if not s.startswith("aesgen_")][:5]
         exe = folder / "driver.exe"
         _run([MINGW, "-O2", "-Wall", "-Wextra", "-Werror", "-I", folder, "-I", HARNESS,
               "-o", exe, HARNESS / "win64_driver.c", HARNESS / "win64_call.S",
