@@ -77,6 +77,27 @@ def _relocated_fields(obj: Path) -> set[int]:
     return offsets
 
 
+# the relocations a Mach-O kernel may carry: calls of a local function and RIP-relative
+# loads of its constants (SIGNED, SIGNED_n when n immediate bytes follow the displacement)
+# on x86-64; the ADRP/ADD pair of a constant's address on arm64
+MACHO_RELOCATIONS = {"x86_64": {"X86_64_RELOC_BRANCH", "X86_64_RELOC_SIGNED",
+                                "X86_64_RELOC_SIGNED_1", "X86_64_RELOC_SIGNED_4"},
+                     "aarch64": {"ARM64_RELOC_PAGE21", "ARM64_RELOC_PAGEOFF12",
+                                 "ARM64_RELOC_ADDEND"}}
+
+
+def _relocations(obj: Path) -> list[tuple[str, str]]:
+    """(type, target) of every relocation of the text section."""
+    out, section = [], None
+    for line in _run([LLVM / "llvm-objdump", "-r", obj]).splitlines():
+        if line.startswith("RELOCATION RECORDS FOR"):
+            section = line.split("[")[1].rstrip("]:")
+        elif section in (".text", "__text") and re.match(r"^[0-9a-f]{16} ", line):
+            parts = line.split()
+            out.append((parts[1], parts[2] if len(parts) > 2 else ""))
+    return out
+
+
 def _exported(obj: Path) -> set[str]:
     """Defined external symbols (llvm-nm: an upper-case type letter other than U)."""
     names = set()
@@ -109,6 +130,14 @@ def test_macho_holds_the_elf_instructions(preset, tmp_path):
                   if a != b and i not in fields]
         assert not differ, f"{k['name']}: Mach-O text differs from ELF at {differ[:5]}"
         symbols = set(k["symbols"].values())
+        for obj in (elf_obj, macho_obj):        # nothing left for the linker to find
+            assert not _run([LLVM / "llvm-nm", "-u", obj]).strip(), f"{obj.name}: undefined"
+        arch = "aarch64" if "arm64" in macho_target else "x86_64"
+        kinds = {kind for kind, _ in _relocations(macho_obj)}
+        assert kinds <= MACHO_RELOCATIONS[arch], f"{k['name']}: Mach-O relocations {kinds}"
+        local_calls = [t for kind, t in _relocations(macho_obj) if kind.endswith("BRANCH")]
+        assert all(t.startswith("_aesgen_") and t.endswith("_data") for t in local_calls), \
+            f"{k['name']}: calls {set(local_calls)}"
         assert _exported(elf_obj) == symbols, k["name"]
         assert _exported(macho_obj) == {"_" + s for s in symbols}, k["name"]
         assert all(s.startswith("_aesgen_") for s in _exported(macho_obj))
