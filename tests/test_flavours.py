@@ -66,15 +66,7 @@ def _relocated_fields(obj: Path) -> set[int]:
     """Byte offsets in the text that a relocation fills in (4 bytes at each): ELF leaves the
     constants' RIP-relative displacements to the linker, Mach-O the calls of a local
     function (a symbol of its own there)."""
-    offsets = set()
-    section = None
-    for line in _run([LLVM / "llvm-objdump", "-r", obj]).splitlines():
-        if line.startswith("RELOCATION RECORDS FOR"):
-            section = line.split("[")[1].rstrip("]:")
-        elif section in (".text", "__text") and re.match(r"^[0-9a-f]{16} ", line):
-            at = int(line.split()[0], 16)
-            offsets.update(range(at, at + 4))
-    return offsets
+    return {at + i for at, _, _ in _relocations(obj) for i in range(4)}
 
 
 # the relocations a Mach-O kernel may carry: calls of a local function and RIP-relative
@@ -86,15 +78,15 @@ MACHO_RELOCATIONS = {"x86_64": {"X86_64_RELOC_BRANCH", "X86_64_RELOC_SIGNED",
                                  "ARM64_RELOC_ADDEND"}}
 
 
-def _relocations(obj: Path) -> list[tuple[str, str]]:
-    """(type, target) of every relocation of the text section."""
+def _relocations(obj: Path) -> list[tuple[int, str, str]]:
+    """(offset, type, target) of every relocation of the text section."""
     out, section = [], None
     for line in _run([LLVM / "llvm-objdump", "-r", obj]).splitlines():
         if line.startswith("RELOCATION RECORDS FOR"):
             section = line.split("[")[1].rstrip("]:")
         elif section in (".text", "__text") and re.match(r"^[0-9a-f]{16} ", line):
             parts = line.split()
-            out.append((parts[1], parts[2] if len(parts) > 2 else ""))
+            out.append((int(parts[0], 16), parts[1], parts[2] if len(parts) > 2 else ""))
     return out
 
 
@@ -133,9 +125,9 @@ def test_macho_holds_the_elf_instructions(preset, tmp_path):
         for obj in (elf_obj, macho_obj):        # nothing left for the linker to find
             assert not _run([LLVM / "llvm-nm", "-u", obj]).strip(), f"{obj.name}: undefined"
         arch = "aarch64" if "arm64" in macho_target else "x86_64"
-        kinds = {kind for kind, _ in _relocations(macho_obj)}
+        kinds = {kind for _, kind, _ in _relocations(macho_obj)}
         assert kinds <= MACHO_RELOCATIONS[arch], f"{k['name']}: Mach-O relocations {kinds}"
-        local_calls = [t for kind, t in _relocations(macho_obj) if kind.endswith("BRANCH")]
+        local_calls = [t for _, kind, t in _relocations(macho_obj) if kind.endswith("BRANCH")]
         assert all(t.startswith("_aesgen_") and t.endswith("_data") for t in local_calls), \
             f"{k['name']}: calls {set(local_calls)}"
         assert _exported(elf_obj) == symbols, k["name"]

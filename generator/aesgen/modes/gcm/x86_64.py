@@ -69,6 +69,7 @@ def take_conventions(k, spec: KernelSpec) -> None:
     k.data_conv = k.conv.local(5)
     k.isa = X86Scalar(k.conv)
     k.data_isa = X86Scalar(k.data_conv)
+    k.data_symbols = frozenset(spec.symbol(e) for e in DATA_PATH.values())
 
 
 class GcmKernel:
@@ -164,8 +165,7 @@ class Body(GcmFrame):
     def isa(self) -> X86Scalar:
         """The scalar layer under this function's calling convention (the data path's is
         the local one)."""
-        data = self.b.function.symbol in {self.k.spec.symbol(e) for e in DATA_PATH.values()}
-        return self.k.data_isa if data else self.k.isa
+        return self.k.data_isa if self.b.function.symbol in self.k.data_symbols else self.k.isa
 
     def __post_init__(self) -> None:
         self.a = self.b.asm
@@ -1116,8 +1116,7 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The GCM skeleton on x86-64 (modes/: the mode descriptor names it)."""
     k = GcmKernel(spec)
     functions = build_all(k)
-    data = {spec.symbol(e) for e in DATA_PATH.values()}
-    abi = {entry: k.data_conv if fn.symbol in data else k.conv
+    abi = {entry: k.data_conv if fn.symbol in k.data_symbols else k.conv
            for entry, fn in functions.items()}
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
                        public_fields=k.layout.public_names(), abi=abi,
