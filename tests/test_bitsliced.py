@@ -239,7 +239,7 @@ def test_face_table_and_cache_are_kept_in_slice_form(tmp_path, face):
         assert out.raw == ctr_xor(key, iv, data)
         raw = ctypes.string_at(ctx, ck.ctx_size)
         assert int.from_bytes(raw[L.FILL_COUNT:L.FILL_COUNT + 8], "little") == 256
-        flags = kernel.layout.extra + engine.group_flags()
+        flags = kernel.layout.offset("GROUP_FLAGS")
         assert raw[flags:flags + 32] == b"\x01" * 32, "every group marked filled once"
         rk = expand_key(key)
         last = (int.from_bytes(iv, "big") + 300) % (1 << 128)     # block of the last window

@@ -252,13 +252,13 @@ def test_registry_entry_matches_manifest(kernel, request):
     assert kernel.method.decode() == info["method"]
     assert kernel.face.decode() == info["face"]
     r1_entry = 4 if info["width"] == 128 else 16
-    extra = 0
+    engine_fields = []
     if info["method"] == "bitsliced":       # bit-sliced round keys and buffers follow
         engine = BitslicedEngine(KernelSpec("bitsliced", info["face"], width=info["width"],
                                             encoding=info["encoding"]))
-        extra, r1_entry = engine.context_extra(), 16      # rd1+ entries in slice form
+        engine_fields, r1_entry = engine.context_fields(), 16   # rd1+ entries in slice form
     assert kernel.ctx_size == info["ctx_size"] == L.layout_for(info["face"], r1_entry,
-                                                               extra).size
+                                                               engine_fields).size
     assert kernel.constant_time == int(info["constant_time"])
     bits = sum(1 << FEATURES[f].bit for f in info["features"])
     assert kernel.features == bits

@@ -49,6 +49,7 @@ from ..netlist.timing import core_from_model
 from ..netlist.transform import strip_output_constant
 from ..uarch import model_for
 from . import ctx_layout as L
+from .fields import Field
 from .engines import RoundEngine, Keys
 from .slice_layout import IDENTITY, ROT1, ROT2, SWAPMOVES, inverse, layout, rotation
 from .spec import ROUNDS, SBOX_NETLISTS, KernelSpec
@@ -96,18 +97,19 @@ class BitslicedEngine(RoundEngine):
         _, self.constant = sbox_lowering(self.strategy, spec.uarch, spec.sbox)
 
     # --- context ----------------------------------------------------------------------
-    def context_extra(self) -> int:
-        """Round-key slices, S-box spill slots, a batch's keystream (for the head and tail
-        of a message), the sliced FACE cache and a byte a group marking its table entry."""
-        return self.group_flags() + 64
+    def context_fields(self) -> list[Field]:
+        """EXTRA: round-key slices, S-box spill slots, a batch's keystream (for the head and
+        tail of a message), the sliced FACE cache (all secret); then GROUP_FLAGS, a byte a
+        group marking its FACE table entry filled (public: FACE's bookkeeping)."""
+        secret = key_slices_size(self.spec) + (SCRATCH_SLOTS + 16) * self.spec.width // 8
+        return [Field("cipher", "EXTRA", secret, 64, "the bit-sliced engine's round-key "
+                      "slices, spill slots, a batch's keystream and its sliced FACE cache"),
+                Field("cipher", "GROUP_FLAGS", 64, 8, "a byte an aligned group of blocks: "
+                      "its FACE table entry is filled (kernels/grouped_ctr.py)", public=True)]
 
     def keystream_buffer(self) -> int:
         """Offset in the extra area of a batch's keystream, block after block."""
         return key_slices_size(self.spec) + SCRATCH_SLOTS * self.spec.width // 8
-
-    def group_flags(self) -> int:
-        """Offset in the extra area of the filled-group flags (one byte a group)."""
-        return key_slices_size(self.spec) + (SCRATCH_SLOTS + 16) * self.spec.width // 8
 
     @staticmethod
     def area(k, ctx: Reg) -> Area:

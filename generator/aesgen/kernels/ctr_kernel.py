@@ -65,7 +65,7 @@ class Kernel:
             # the rd1+ table keeps column 0 of round 1's output: read by position
             self.engine = engine_for(spec, byte_order_through=1)
         self.layout = L.layout_for(spec.face, self.r1_entry_bytes(),
-                                   self.engine.context_extra())
+                                   self.engine.context_fields())
         self.r1_entry = self.layout.r1_entry
         self.run = FaceRun(self.isa)
 

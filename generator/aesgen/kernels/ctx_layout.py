@@ -93,11 +93,21 @@ class ContextLayout:
         return self.declared.public_names()
 
 
-def layout_for(face: str, r1_entry: int = 4, extra: int = 0) -> ContextLayout:
-    """Context layout for a FACE level: the header, then the level's table, then ``extra``
-    bytes (rounded up to 64) of a method's own state. Vector kernels keep rd1+ entries 16
-    bytes wide so a 256/512-bit load fetches the entries of 2/4 consecutive blocks, one a
-    lane."""
+def engine_area(size: int) -> list[Field]:
+    """A round engine's own state as one secret field, EXTRA, of ``size`` bytes (rounded
+    up to 64); nothing for none. What an engine declares unless it has more to say
+    (``context_fields``: the bit-sliced engine's public FACE flags)."""
+    return [Field("cipher", "EXTRA", (size + 63) // 64 * 64, 64, ENGINE_AREA_DOC)] if size else []
+
+
+ENGINE_AREA_DOC = "the round engine's own state (bit-sliced round keys, spill slots, ...)"
+
+
+def layout_for(face: str, r1_entry: int = 4, engine_fields: tuple | list = ()) -> ContextLayout:
+    """Context layout for a FACE level: the header, then the level's table, then the round
+    engine's own fields (its ``context_fields()``: EXTRA first). Vector kernels keep rd1+
+    entries 16 bytes wide so a 256/512-bit load fetches the entries of 2/4 consecutive
+    blocks, one a lane."""
     if face not in ("none", "r1", "r2"):
         raise ValueError(f"unknown FACE level {face!r}")
     fields = list(HEADER_FIELDS)
@@ -106,9 +116,7 @@ def layout_for(face: str, r1_entry: int = 4, extra: int = 0) -> ContextLayout:
                             f"rd1+ table: 256 entries of {r1_entry} bytes"))
     if face == "r2":
         fields.append(Field("face", "TABLE_R2", 256 * 16, 64, "rd2+ table: 256 x 16 bytes"))
-    if extra:
-        fields.append(Field("cipher", "EXTRA", (extra + 63) // 64 * 64, 64,
-                            "the round engine's own state (bit-sliced round keys, ...)"))
+    fields += list(engine_fields)
     lay = FieldLayout.build(fields)
     get = lambda name: lay.offset(name) if name in lay.fields_named() else None  # noqa: E731
     return ContextLayout(face, get("TABLE_R1"), get("TABLE_R2"), lay.size, r1_entry,

@@ -85,6 +85,11 @@ class RoundEngine:
         """Bytes of the context this engine keeps for itself (ContextLayout.extra)."""
         return 0
 
+    def context_fields(self) -> list:
+        """The engine's own context fields, after the mode's: EXTRA of context_extra()
+        bytes (secret), and any others the engine declares."""
+        return L.engine_area(self.context_extra())
+
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
         self.resident_keys = spec.encoding == "evex" and spec.round_keys != "loaded"

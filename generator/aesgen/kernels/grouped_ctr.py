@@ -133,7 +133,7 @@ def _group_flag(k, b: KernelBuilder, s: Stream, first: Reg | None = None) -> Mem
     group = b.gp()
     b.asm.mov(group, s.idx if first is None else first)
     b.asm.shr(group, Imm(group_blocks(k).bit_length() - 1))
-    return mem(8, s.ctx, k.layout.extra + k.engine.group_flags(), index=group)
+    return mem(8, s.ctx, k.layout.offset("GROUP_FLAGS"), index=group)
 
 
 def _entry_address(k, b: KernelBuilder, s: Stream, first: Reg) -> Reg:
@@ -283,7 +283,7 @@ def _refresh(k, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     a.mov(mem(64, ctx, L.TAG_LO), tag_lo)
     a.mov(mem(64, ctx, L.TAG_HI), tag_hi)
     a.mov(mem(64, ctx, L.FILL_COUNT), Imm(0))
-    flags = k.layout.extra + k.engine.group_flags()
+    flags = k.layout.offset("GROUP_FLAGS")
     for off in range(0, 256 // group_blocks(k), 8):
         a.mov(mem(64, ctx, flags + off), Imm(0))
     a.jmp(window_ok)

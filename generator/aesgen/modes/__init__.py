@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import contracts
+
 
 @dataclass(frozen=True)
 class BuiltKernel:
@@ -64,6 +66,8 @@ class ModeDescriptor:
     absent: tuple[str, ...] = ()
     # the key sizes the mode takes (a set generated for others leaves them out)
     key_bits: tuple[int, ...] = (128, 192, 256)
+    # the C struct its entries fill, their parameters and roles (modes/contracts.py)
+    contract: contracts.Contract = contracts.AEAD
 
     def has(self, entry: str) -> bool:
         return entry in self.entries and entry not in self.absent
@@ -76,6 +80,7 @@ CTR = ModeDescriptor(
     methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced", "table", "armv8-ce",
              "neon-tbl", "neon-bitsliced"),
     needs=(),
+    contract=contracts.CTR,
     skeletons=(("x86_64", "table", "aesgen.kernels.table_kernel"),
                ("x86_64", "*", "aesgen.kernels.ctr_kernel"),
                ("aarch64", "*", "aesgen.kernels.a64.ctr_kernel")),

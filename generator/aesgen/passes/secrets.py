@@ -1,8 +1,8 @@
 """Constant time by data flow (issue 17): which values of a compiled x86-64 function are
 secret, and whether a secret reaches what a timing channel sees.
 
-Sources and marks. At entry, each argument has a role (``ENTRY_ARGS``: the C contracts'
-order): the context and the buffers are pointers into regions, lengths are public
+Sources and marks. At entry, each argument has a role (modes/contracts.py: the C contracts'
+parameters): the context and the buffers are pointers into regions, lengths are public
 numbers. A load is secret unless its address is known to hold public data: a constant
 (RIP-relative), the stack (arguments past the sixth, saved registers), a public buffer
 (IV, nonce, AAD, tag given to open) or a field of the context its layout declares public
@@ -26,29 +26,10 @@ from dataclasses import dataclass, replace
 
 from ..dsl.ir import Comment, Function, Instruction, LabelDef
 from ..dsl.operands import Masked, Mem, Reg, Sym, VList
+from ..modes import mode
 from .liveness import build_cfg
 
 PUBLIC_REGIONS = ("const", "stack", "public")
-# the arguments' roles, in order: "ctx", "secret" (a pointer to secret bytes), "public" (a
-# pointer to public bytes), "data" (the message in or out: secret), "n" (a public number)
-ENTRY_ARGS = {
-    ("ctr", "init"): ("ctx", "secret", "n", "public"),
-    ("ctr", "set_iv"): ("ctx", "public"),
-    ("ctr", "xor_stream"): ("ctx", "data", "data", "n"),
-    ("aead", "init"): ("ctx", "secret", "n"),
-    ("aead", "seal"): ("ctx", "public", "n", "public", "n", "data"),
-    ("aead", "open"): ("ctx", "public", "n", "public", "n", "data"),
-    ("aead", "start"): ("ctx", "public", "n"),
-    ("aead", "aad"): ("ctx", "public", "n"),
-    ("aead", "encrypt"): ("ctx", "data", "n", "data"),
-    ("aead", "decrypt"): ("ctx", "data", "n", "data"),
-    ("aead", "encrypt_data"): ("ctx", "data", "n", "data", "n"),
-    ("aead", "decrypt_data"): ("ctx", "data", "n", "data", "n"),
-    ("aead", "finish_seal"): ("ctx", "data", "n"),
-    ("aead", "finish_open"): ("ctx", "public", "n"),
-    ("aead", "wipe"): ("ctx",),
-    ("ctr", "wipe"): ("ctx",),
-}
 
 @dataclass(frozen=True)
 class IsaRules:
@@ -547,21 +528,11 @@ def check_functions(spec, functions: dict, context_fields: tuple, abi_for,
     size, doc) fields, ``public_fields`` the names of those declared public);
     ``abi_for(entry)`` gives an entry's calling convention."""
     rules = RULES[spec.arch]
-    kind = "ctr" if spec.mode == "ctr" else "aead"
-    fields = {}
-    extra = {name: (off, size) for _, name, off, size, _ in context_fields}.get("EXTRA")
-    if extra is not None and spec.method == "bitsliced":
-        # the bit-sliced engine's own area holds, after its secret key slices, a public
-        # byte a group saying whether FACE filled its table entry (kernels/bitsliced.py)
-        from ..kernels.engine_choice import engine_for
-        fields["GROUP_FLAGS"] = (extra[0] + engine_for(spec).group_flags(), 64)
-        public_fields = public_fields | {"GROUP_FLAGS"}
-    fields.update({name: (off, size) for _, name, off, size, _ in context_fields})
+    contract = mode(spec.mode).contract
+    fields = {name: (off, size) for _, name, off, size, _ in context_fields}
     findings: list[Finding] = []
     for entry, fn in functions.items():
-        roles = ENTRY_ARGS.get((kind, entry))
-        if roles is None:
-            raise ValueError(f"{spec.name}: no argument roles for {entry}")
+        roles = contract.roles(entry)
         abi = abi_for(entry)
         # a call keeps what the convention keeps (Win64: rdi and rsi too)
         kept = frozenset(r.key for r in abi.callee_saved if r.cls == abi.arguments[0].cls)

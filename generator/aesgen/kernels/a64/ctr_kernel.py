@@ -64,7 +64,7 @@ class Kernel:
         self.spec = spec
         self.table = load_table("aarch64")
         self.engine: A64Engine = engine_for(spec)
-        self.layout = L.layout_for(spec.face, 4, self.engine.context_extra())
+        self.layout = L.layout_for(spec.face, 4, self.engine.context_fields())
         self.run = FaceRun(self.isa)
         self._check_registers()
 

@@ -153,6 +153,10 @@ class A64Engine:
         """Bytes of method-specific context after the FACE tables (``layout.extra``)."""
         return 0
 
+    def context_fields(self) -> list:
+        """The engine's own context fields: EXTRA of context_extra() bytes (secret)."""
+        return L.engine_area(self.context_extra())
+
     def prepare(self, k, b: KernelBuilder, ctx: Reg, bits: int):
         raise NotImplementedError
 

@@ -38,6 +38,7 @@ from ...kernels.a64.schedule import latencies_of
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...uarch import model_for
 from .. import BuiltKernel
+from ..contracts import AEAD
 from .layout import NO_WINDOW, gcm_layout
 from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
@@ -49,8 +50,9 @@ LOOP_REGISTERS = 3
 STEP_REGISTERS = 2
 # the PMULL.8b hash's budget: all but the loop's registers
 PMULL8_REGISTERS = VECTOR_REGISTERS - LOOP_REGISTERS - 1
-STACK_ARG = {"tag": 0, "tag_len": 8}    # the 9th and 10th arguments of seal and open
-REGISTER_ARG = {"len": 6, "out": 7}     # the 7th and 8th: x6, x7
+# seal's and open's later arguments by name (AAPCS64: x0-x7, then the stack, 8 bytes each)
+REGISTER_ARG = {p.name: i for i, p in enumerate(AEAD.parameters("seal")) if 6 <= i < 8}
+STACK_ARG = {p.name: 8 * (i - 8) for i, p in enumerate(AEAD.parameters("seal")) if i >= 8}
 
 
 class GcmKernel:
@@ -67,7 +69,7 @@ class GcmKernel:
         self.karatsuba = spec.hash_multiply == "karatsuba"
         self.short_records = self.masked_tails = False
         self.layout = gcm_layout(self.table_powers, spec.face, 1, self.karatsuba,
-                                 self.engine.context_extra(), 0, spec.hash)
+                                 self.engine.context_fields(), 0, spec.hash)
         self.latencies = latencies_of(model_for(spec.uarch, "aarch64"))
         lay = self.layout
         self.run = FaceRun(A64Scalar(), RunFields(

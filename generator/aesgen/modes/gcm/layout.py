@@ -14,7 +14,7 @@ NO_WINDOW = -1                  # FACE_WINDOW when no window is cached (counter 
 
 
 def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
-               karatsuba: bool = False, engine_extra: int = 0,
+               karatsuba: bool = False, engine_fields: tuple | list = (),
                spill: int = 0, hash_engine: str = "clmul") -> FieldLayout:
     """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0),
     then hash, mode and, with FACE, the cache and table of the counter's rounds. On zmm the
@@ -39,9 +39,6 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
         Field("face", "FACE_TABLE", 256 * 16, 64, f"T[v] = state after round "
               f"{FACE_ROUNDS[face]} of the block with in15 = v, XOR FACE_CACHE"),
     ]
-    engine_fields = [Field("cipher", "EXTRA", (engine_extra + 63) // 64 * 64, 64,
-                           "the round engine's own state (bit-sliced round keys, spill "
-                           "slots)")] if engine_extra else []
     engine_hash_fields = {"bytesliced": bytesliced.fields, "table": table_hash.fields,
                           "pmull8": lambda: pmull8.fields(powers)}
     hash_fields = engine_hash_fields[hash_engine]() if hash_engine in engine_hash_fields else [
@@ -51,7 +48,7 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
     ] + ([Field("hash", "H_KARATSUBA", 16 * (powers + zero_slots), 16,
                 "for each power, its two halves XORed (Karatsuba's middle key)"
                 + (", then 4 zero slots" if zero_slots else ""))] if karatsuba else [])
-    layout = FieldLayout.build(ctx_layout.CIPHER_FIELDS + engine_fields + hash_fields + (
+    layout = FieldLayout.build(ctx_layout.CIPHER_FIELDS + list(engine_fields) + hash_fields + (
         [Field("mode", "TAIL", 128, 64,
                                            "the last register's keystream and hashed blocks "
                                            "(the masked tail's partial block is read here)")]

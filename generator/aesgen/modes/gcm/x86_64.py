@@ -34,15 +34,13 @@ from ...kernels.table_kernel import NOT_CONSTANT_TIME
 from ...kernels.vector_ops import VectorOps
 from ...passes.abi import calling_convention
 from .. import BuiltKernel
+from ..contracts import AEAD
 from . import short_record as short
 from .short_record import SHORT_BLOCKS, counter_block, load_short, nonce_block
 from .layout import NO_WINDOW, gcm_layout
 from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
 ONE = (1).to_bytes(16, "little")
-# the later arguments of seal and open by name: their place (0-based) in the C prototype;
-# the calling convention says where each is (SysV: on the stack; Win64: from the fifth on)
-LATER_ARGS = {"len": 6, "out": 7, "tag": 8, "tag_len": 9}
 
 
 def tail_sizes(batch: int) -> list[int]:
@@ -125,7 +123,7 @@ class GcmKernel:
         # and counter wait in the context while they run
         self.spills = (self.engine.grouped_batches and spec.encoding != "evex")
         self.layout = gcm_layout(self.table_powers, spec.face, self.lanes, self.karatsuba,
-                                 self.engine.context_extra(), SPILLED if self.spills else 0,
+                                 self.engine.context_fields(), SPILLED if self.spills else 0,
                                  spec.hash)
         lay = self.layout
         self.run = FaceRun(self.isa, RunFields(
@@ -183,9 +181,10 @@ class Body(GcmFrame):
         return regs
 
     def arg(self, name: str) -> Reg:
-        """A later argument of seal and open (each call a load from where the convention
-        keeps it at entry)."""
-        return self.isa.arg(self.b, LATER_ARGS[name])
+        """A later argument of seal and open by its name in the C prototype (each call a
+        load from where the calling convention keeps it at entry: SysV on the stack, Win64
+        from the fifth on)."""
+        return self.isa.arg(self.b, AEAD.position("seal", name))
 
     def f(self, name: str, extra: int = 0, width: int = 128) -> Mem:
         return Mem(width, base=self.ctx, disp=self.k.layout.offset(name) + extra)
