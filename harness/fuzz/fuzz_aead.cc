@@ -43,42 +43,30 @@ struct Kernel {
   OtrVariant otr;  // for kOtr
 };
 
+// The kernel with the reference its mode is checked against, or nothing.
+std::optional<Kernel> WithReference(const aesgen_aead &a, std::string *why) {
+  Kernel k{&a, Mode::kGcm, {}};
+  if (std::strcmp(a.mode, "gcm") == 0) {
+    k.mode = Mode::kGcm;
+  } else if (std::strcmp(a.mode, "gcm-siv") == 0) {
+    k.mode = Mode::kSiv;
+  } else if (OtrVariantOfMode(a.mode, &k.otr)) {
+    k.mode = Mode::kOtr;
+  } else {
+    *why = std::string("no reference for mode ") + a.mode;
+    return std::nullopt;
+  }
+  return k;
+}
+
 const std::vector<Kernel> &Kernels() {
-  static const std::vector<Kernel> kernels = [] {
-    std::vector<Kernel> v;
-    std::vector<std::string> names, skipped;
-    for (size_t i = 0; i < aesgen_aead_count; i++) {
-      const aesgen_aead &a = aesgen_aeads[i];
-      if (!KernelWanted(a.name)) continue;
-      Kernel k{&a, Mode::kGcm, {}};
-      if (std::strcmp(a.mode, "gcm") == 0) {
-        k.mode = Mode::kGcm;
-      } else if (std::strcmp(a.mode, "gcm-siv") == 0) {
-        k.mode = Mode::kSiv;
-      } else if (OtrVariantOfMode(a.mode, &k.otr)) {
-        k.mode = Mode::kOtr;
-      } else {
-        skipped.push_back(std::string(a.name) + ": no reference for mode " + a.mode);
-        continue;
-      }
-      const std::string missing = MissingFeatures(a.features);
-      if (!missing.empty()) {
-        skipped.push_back(std::string(a.name) + ": this CPU lacks " + missing);
-        continue;
-      }
-      v.push_back(k);
-      names.push_back(a.name);
-    }
-    ReportKernels("fuzz_aead", names, skipped);
-    return v;
-  }();
+  static const std::vector<Kernel> kernels =
+      SelectKernels<Kernel>("fuzz_aead", aesgen_aeads, aesgen_aead_count, WithReference);
   return kernels;
 }
 
 size_t MaxContext() {
-  size_t m = 0;
-  for (const Kernel &k : Kernels()) m = std::max(m, k.a->ctx_size);
-  return m;
+  return MaxContext(Kernels(), [](const Kernel &k) { return k.a->ctx_size; });
 }
 
 bool KeyLenTaken(const Kernel &k, size_t key_len) {

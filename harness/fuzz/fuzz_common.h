@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,43 @@ void ReportKernels(const char *target, const std::vector<std::string> &run,
   for (const std::string &n : run) std::fprintf(stderr, " %s", n.c_str());
   std::fprintf(stderr, "\n");
   for (const std::string &s : skipped) std::fprintf(stderr, "==aesgen fuzz== skipped %s\n", s.c_str());
+}
+
+// The kernels a target drives, from a registry table (aesgen_kernels,
+// aesgen_aeads): each entry AESGEN_FUZZ_KERNELS wants that this CPU runs and
+// `take` accepts (it returns what the target keeps of it, or nothing and why
+// not), the others reported skipped with the reason; said once on stderr.
+template <typename Taken, typename Entry, typename Take>
+std::vector<Taken> SelectKernels(const char *target, const Entry *table, size_t count, Take take) {
+  std::vector<Taken> v;
+  std::vector<std::string> names, skipped;
+  for (size_t i = 0; i < count; i++) {
+    const Entry &e = table[i];
+    if (!KernelWanted(e.name)) continue;
+    std::string why;
+    const std::optional<Taken> taken = take(e, &why);
+    if (!taken) {
+      skipped.push_back(std::string(e.name) + ": " + why);
+      continue;
+    }
+    const std::string missing = MissingFeatures(e.features);
+    if (!missing.empty()) {
+      skipped.push_back(std::string(e.name) + ": this CPU lacks " + missing);
+      continue;
+    }
+    v.push_back(*taken);
+    names.push_back(e.name);
+  }
+  ReportKernels(target, names, skipped);
+  return v;
+}
+
+// The largest context among the kernels (one buffer serves them all).
+template <typename Taken, typename Size>
+size_t MaxContext(const std::vector<Taken> &kernels, Size size_of) {
+  size_t m = 0;
+  for (const Taken &k : kernels) m = std::max(m, size_of(k));
+  return m;
 }
 
 // n bytes: the input's own bytes first, then a xorshift stream from seed (a

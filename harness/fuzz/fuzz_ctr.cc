@@ -28,30 +28,15 @@ constexpr size_t kLongMax = 70000;  // past 64 KiB: every batch shape, a 4096-by
 constexpr size_t kMaxPieces = 12;
 
 const std::vector<const aesgen_kernel *> &Kernels() {
-  static const std::vector<const aesgen_kernel *> kernels = [] {
-    std::vector<const aesgen_kernel *> v;
-    std::vector<std::string> names, skipped;
-    for (size_t i = 0; i < aesgen_kernel_count; i++) {
-      const aesgen_kernel &k = aesgen_kernels[i];
-      if (!KernelWanted(k.name)) continue;
-      const std::string missing = MissingFeatures(k.features);
-      if (!missing.empty()) {
-        skipped.push_back(std::string(k.name) + ": this CPU lacks " + missing);
-        continue;
-      }
-      v.push_back(&k);
-      names.push_back(k.name);
-    }
-    ReportKernels("fuzz_ctr", names, skipped);
-    return v;
-  }();
+  static const std::vector<const aesgen_kernel *> kernels =
+      SelectKernels<const aesgen_kernel *>(
+          "fuzz_ctr", aesgen_kernels, aesgen_kernel_count,
+          [](const aesgen_kernel &k, std::string *) { return std::optional(&k); });
   return kernels;
 }
 
 size_t MaxContext() {
-  size_t m = 0;
-  for (const aesgen_kernel *k : Kernels()) m = std::max(m, k->ctx_size);
-  return m;
+  return MaxContext(Kernels(), [](const aesgen_kernel *k) { return k->ctx_size; });
 }
 
 bool KeyLenTaken(size_t key_len) {
