@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from aesgen.dsl.builder import KernelBuilder
-from aesgen.gf128.x86_64.doubling import INSTRUCTIONS, Doubling
+from aesgen.gf128.x86_64.doubling import (BATCH_LOOKUP_INSTRUCTIONS, BATCH_TABLE_SPAN,
+                                          INSTRUCTIONS, Doubling)
 from aesgen.isa.table import load_table
 from aesgen.kernels.vector_ops import VectorOps
 from aesgen.model import otr as model
@@ -42,7 +43,9 @@ def test_committed_sets_have_otr() -> None:
 
 @with_otr
 def test_descriptor(aead) -> None:
-    assert _mode(aead) in OTR_MODES and aead.face == b"none" and aead.constant_time == 1
+    # the table method's kernel (T-table AES, seed 001's table doublings) alone is not
+    assert _mode(aead) in OTR_MODES and aead.face == b"none"
+    assert aead.constant_time == (aead.method != b"table")
     assert (aead.nonce_min, aead.nonce_max, aead.tag_min, aead.tag_max) == (1, 15, 1, 16)
     for entry in ("start", "aad", "encrypt", "decrypt", "finish_seal", "finish_open"):
         assert not ctypes.cast(getattr(aead, entry), ctypes.c_void_p).value, entry
@@ -169,33 +172,45 @@ def test_in_place_and_a_new_key_forgets_the_old(aead) -> None:
 @pytest.mark.parametrize("method, encoding, width", [
     ("krovetz", "sse", 128), ("krovetz", "avx", 128), ("krovetz", "evex", 128),
     ("clmul", "sse", 128), ("clmul", "avx", 128), ("clmul", "avx", 256),
-    ("clmul", "evex", 512)])
+    ("clmul", "evex", 512), ("aoki", "sse", 128), ("aoki", "avx", 128),
+    ("batch-table", "sse", 128), ("batch-table", "avx", 128)])
 def test_doubling_instruction_counts(method, encoding, width) -> None:
     """One step of each engine emits the instructions the reports quote (INSTRUCTIONS), and
-    the clmul step's count does not grow with k."""
+    the clmul step's count does not grow with k; batch-table's 2^1 .. 2^4 X share one pair
+    of lookups (BATCH_LOOKUP_INSTRUCTIONS)."""
     counts = []
     for k in (1, 4, 33) if method == "clmul" else (1,):
         b = KernelBuilder(load_table("x86_64"), "t")
         v = VectorOps(b, encoding)
         x = b.vec(width)
         before = len(b.function.body)
-        Doubling(b, v, method).times_power(x, k)
+        if method == "batch-table":
+            Doubling(b, v, method).times_powers(x, [1, 2, 3, 4])
+        else:
+            Doubling(b, v, method).times_power(x, k)
         counts.append(sum(1 for i in b.function.body[before:] if hasattr(i, "name")))
-    assert set(counts) == {INSTRUCTIONS[(method, encoding)]}, counts
+    want = INSTRUCTIONS[(method, encoding)]
+    if method == "batch-table":
+        want = BATCH_LOOKUP_INSTRUCTIONS + BATCH_TABLE_SPAN * want
+    assert set(counts) == {want}, counts
 
 
 def test_doubling_report_builds_each_method_per_width() -> None:
-    """`aesgen doubling`'s rows: on xmm both engines (the kernels differ in the doubling
-    alone), on ymm and zmm the clmul step; instructions a doubling as INSTRUCTIONS says,
-    the masks a measurable part of the steady loop."""
+    """`aesgen doubling`'s rows: on xmm both constant-time engines (the kernels differ in
+    the doubling alone), on ymm and zmm the clmul step, in the table method's kernel seed
+    001's two table methods; instructions a doubling as INSTRUCTIONS says, the masks a
+    measurable part of the steady loop."""
     from aesgen.report.doubling import static_rows
     from aesgen.targets import find_preset
 
     rows = {(r["kernel"], r["engine"]): r for r in static_rows(find_preset("znver4"), ())}
     assert set(rows) == {("aesni-otr", "krovetz"), ("aesni-otr", "clmul"),
-                         ("vaes256-otr", "clmul"), ("vaes512-otr", "clmul")}
+                         ("vaes256-otr", "clmul"), ("vaes512-otr", "clmul"),
+                         ("table-otr", "aoki"), ("table-otr", "batch-table")}
     assert rows[("aesni-otr", "krovetz")]["instructions_a_doubling"] == 5
     assert rows[("vaes512-otr", "clmul")]["instructions_a_doubling"] == 5 / 4
+    assert rows[("table-otr", "aoki")]["instructions_a_doubling"] == 6           # SSE
+    assert rows[("table-otr", "batch-table")]["instructions_a_doubling"] == 5 + 8 / 4
     for r in rows.values():
         assert 0 < r["masks_a_block"] < r["total_a_block"]
 
@@ -209,3 +224,38 @@ def test_doubling_command_refuses_bad_input(aesgen_exe, tmp_path) -> None:
                               capture_output=True, text=True)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("doubling", ["aoki", "batch-table"])
+def test_table_doublings_in_the_table_kernel(doubling, tmp_path) -> None:
+    """Seed 001's table doublings, each in the table method's OTR kernel (the only kernel
+    that may take them): built here with that doubling, sealed and opened against the
+    model for lengths that end inside, on and past every batch of masks, keys of 16 and
+    32 bytes; the kernel says it is not constant time."""
+    from aesgen.emit.generate import GenerateRequest, render_set, write_set
+    from aesgen.targets import find_preset
+    from conftest import build_shared_library
+    from test_gcm_kernels import Aead, SZ
+
+    req = GenerateRequest(find_preset("x86-64-v2"), ("table",), ("none",), (128, 256),
+                          "aesgen_", "test", ("otr",), hash_engine=doubling)
+    write_set(render_set(req), tmp_path / "set")
+    text = (tmp_path / "set" / "table_otr.S").read_text()
+    assert ("movmskpd" if doubling == "aoki" else "pextrb") in text
+    lib = ctypes.CDLL(str(build_shared_library(tmp_path / "set", tmp_path / "lib.so")))
+    (a,) = (Aead * SZ.in_dll(lib, "aesgen_aead_count").value).in_dll(lib, "aesgen_aeads")
+    assert a.name == b"table-otr" and a.constant_time == 0
+    rng = random.Random(doubling)
+    ctx = Ctx(a.ctx_size)
+    for n in (0, 15, 16, 32, 33, 127, 128, 129, 160, 256, 300, 1000):
+        key = rng.randbytes(rng.choice((16, 32)))
+        assert a.init(ctx.addr, _buf(key), len(key)) == 0
+        nonce, aad, pt = rng.randbytes(12), rng.randbytes(n % 40), rng.randbytes(n)
+        out, tag = ctypes.create_string_buffer(n + 1), ctypes.create_string_buffer(16)
+        assert a.seal(ctx.addr, _buf(nonce), 12, _buf(aad), len(aad), _buf(pt), n, out, tag,
+                      16) == 0
+        assert (out.raw[:n], tag.raw) == model.seal(key, nonce, aad, pt), (doubling, n)
+        back = ctypes.create_string_buffer(n + 1)
+        assert a.open(ctx.addr, _buf(nonce), 12, _buf(aad), len(aad), out, n, back, tag,
+                      16) == 0 and back.raw[:n] == pt
+    assert ctx.guards_intact()

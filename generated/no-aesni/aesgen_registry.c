@@ -313,11 +313,17 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_gfni512_gcm_siv_init, aesgen_gfni512_gcm_siv_seal, aesgen_gfni512_gcm_siv_open, 0, 0,
      0, 0, 0, 0,
      aesgen_gfni512_gcm_siv_wipe},
+    {"table-otr", "otr", "table", "none", 0,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_SSE41, 512,
+     1, 15, 1, 16,
+     aesgen_table_otr_init, aesgen_table_otr_seal, aesgen_table_otr_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_table_otr_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 17, 5, 4, 3, 16, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9 };
+static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 17, 5, 4, 3, 16, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 18 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

@@ -342,6 +342,15 @@ int  aesgen_aesni_otr_open(void *ctx, const uint8_t *nonce, size_t nonce_len, co
                        const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
 void aesgen_aesni_otr_wipe(void *ctx);
 
+/* table-otr (AES-OTR v3.1, parallel AD (specs/aes-otr.md)): requires SSE2, SSSE3, SSE41; ctx 512 bytes */
+#define AESGEN_TABLE_OTR_CTX_SIZE 512
+int  aesgen_table_otr_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_table_otr_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_table_otr_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+void aesgen_table_otr_wipe(void *ctx);
+
 /* aesni-otr-v2 (AES-OTR v2, parallel AD (specs/aes-otr.md section 10; seed 001)): requires AESNI, AVX; ctx 512 bytes */
 #define AESGEN_AESNI_OTR_V2_CTX_SIZE 512
 int  aesgen_aesni_otr_v2_init(void *ctx, const uint8_t *key, size_t key_len);

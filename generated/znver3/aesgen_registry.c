@@ -292,6 +292,12 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_vaes256_otr_init, aesgen_vaes256_otr_seal, aesgen_vaes256_otr_open, 0, 0,
      0, 0, 0, 0,
      aesgen_vaes256_otr_wipe},
+    {"table-otr", "otr", "table", "none", 0,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_SSE41, 512,
+     1, 15, 1, 16,
+     aesgen_table_otr_init, aesgen_table_otr_seal, aesgen_table_otr_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_table_otr_wipe},
     {"aesni-otr-v2", "otr-v2", "aesni", "none", 1,
      AESGEN_CPU_AESNI | AESGEN_CPU_AVX, 512,
      1, 15, 1, 16,
@@ -330,9 +336,9 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_vaes256_otr_v2_s_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 5, 4, 3, 13, 15, 17, 19, 21, 2, 1, 0, 12, 14, 16, 18, 20, 11, 10, 9, 8, 7, 6 };
+static const unsigned char aesgen_aead_priority[] = { 5, 4, 3, 13, 15, 18, 20, 22, 2, 1, 0, 12, 14, 17, 19, 21, 11, 10, 9, 8, 7, 6, 16 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

@@ -430,6 +430,12 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_vaes512_otr_init, aesgen_vaes512_otr_seal, aesgen_vaes512_otr_open, 0, 0,
      0, 0, 0, 0,
      aesgen_vaes512_otr_wipe},
+    {"table-otr", "otr", "table", "none", 0,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_SSE41, 512,
+     1, 15, 1, 16,
+     aesgen_table_otr_init, aesgen_table_otr_seal, aesgen_table_otr_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_table_otr_wipe},
     {"aesni-otr-v2", "otr-v2", "aesni", "none", 1,
      AESGEN_CPU_AESNI | AESGEN_CPU_AVX, 512,
      1, 15, 1, 16,
@@ -486,9 +492,9 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_vaes512_otr_v2_s_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 26, 32, 35, 38, 41, 5, 4, 3, 25, 31, 34, 37, 40, 2, 1, 0, 24, 30, 33, 36, 39, 17, 16, 15, 29, 14, 13, 12, 28, 11, 10, 9, 27, 23, 22, 21, 20, 19, 18 };
+static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 26, 32, 36, 39, 42, 5, 4, 3, 25, 31, 35, 38, 41, 2, 1, 0, 24, 30, 34, 37, 40, 17, 16, 15, 29, 14, 13, 12, 28, 11, 10, 9, 27, 23, 22, 21, 20, 19, 18, 33 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

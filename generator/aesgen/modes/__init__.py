@@ -157,7 +157,10 @@ GCM_SIV = ModeDescriptor(
     nonce=(12, 12), tag=(16, 16), key_bits=(128, 256))
 
 
-def _otr(name: str, title: str) -> ModeDescriptor:
+def _otr(name: str, title: str, table: bool = False) -> ModeDescriptor:
+    """An OTR variant's descriptor; ``table``: the table method's kernel too (T-table AES
+    and seed 001's table doublings, NOT constant time: for the comparison of doubling
+    methods, built for one variant)."""
     return ModeDescriptor(
         name=name, aead=True, title=title,
         entries=GCM.entries, absent=GCM_SIV.absent,
@@ -166,7 +169,7 @@ def _otr(name: str, title: str) -> ModeDescriptor:
         phases=("masks", "aes", "load_store", "loop", "tail"),
         oracle="specs/aes-otr.md Appendix A; the Python model (pytest); a reference over "
                "OpenSSL's AES (harness)",
-        methods=("aesni", "vaes256", "vaes512", "armv8-ce"),
+        methods=("aesni", "vaes256", "vaes512", "armv8-ce") + (("table",) if table else ()),
         needs=(),
         # the hash engine of OTR is its mask doubling (gf128/x86_64/doubling.py): on ymm and
         # zmm a register of consecutive masks moved on by one carry-less multiply, on xmm
@@ -178,8 +181,13 @@ def _otr(name: str, title: str) -> ModeDescriptor:
                            (512, ("PCLMULQDQ", "VPCLMULQDQ", "AVX512F")))),
                 # AArch64: Krovetz's doubling on byte lanes, masks in block order
                 # (gf128/aarch64/doubling.py), armv8-ce's alone
-                ("neon-krovetz", ((128, ("ASIMD",)),))),
-        method_hashes=(("armv8-ce", ("neon-krovetz",)),),
+                ("neon-krovetz", ((128, ("ASIMD",)),))) + (
+                # seed 001's table methods (secret indexes): the table method's alone,
+                # Aoki-Iwata-Yasuda's MOVMSKPD first, the batch method's two lookups
+                (("aoki", ((128, ("SSE2",)),)),
+                 ("batch-table", ((128, ("SSSE3", "SSE41")),))) if table else ()),
+        method_hashes=(("armv8-ce", ("neon-krovetz",)),) + (
+            (("table", ("aoki", "batch-table")),) if table else ()),
         faces=("none",),
         encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
         skeletons=(("x86_64", "*", "aesgen.modes.otr.x86_64"),
@@ -190,7 +198,7 @@ def _otr(name: str, title: str) -> ModeDescriptor:
 
 # specs/aes-otr.md: v3.1 (the final version) and seed 001's v2, the AD in parallel (p) or
 # serial (s)
-OTR = _otr("otr", "AES-OTR v3.1, parallel AD (specs/aes-otr.md)")
+OTR = _otr("otr", "AES-OTR v3.1, parallel AD (specs/aes-otr.md)", table=True)
 OTR_V2 = _otr("otr-v2", "AES-OTR v2, parallel AD (specs/aes-otr.md section 10; seed 001)")
 OTR_S = _otr("otr-s", "AES-OTR v3.1, serial AD (specs/aes-otr.md)")
 OTR_V2_S = _otr("otr-v2-s", "AES-OTR v2, serial AD (specs/aes-otr.md section 10)")

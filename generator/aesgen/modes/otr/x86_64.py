@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from ...arch.x86_64.short_bytes import short_move
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Mem, Reg, kmask
-from ...gf128.x86_64.doubling import Doubling
+from ...gf128.x86_64.doubling import TABLE_METHODS, Doubling
 from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
 from ...kernels.fields import Field, FieldLayout
 from ...kernels.spec import ROUNDS, KernelSpec
+from ...kernels.table_kernel import NOT_CONSTANT_TIME
 from ...kernels.vector_ops import VectorOps
 from .. import BuiltKernel
 from ..gcm.short_record import nonce_block
@@ -118,6 +119,16 @@ class OtrKernel:
     def body(self, entry: str, doc: str) -> "Body":
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
         return Body(self, b, VectorOps(b, self.spec.encoding))
+
+    def timing_warning(self) -> str | None:
+        """Why the kernel is NOT constant time (the table method's T-table rounds, a
+        doubling by table lookups), or None."""
+        if self.spec.method == "table":
+            return NOT_CONSTANT_TIME
+        if self.doubling in TABLE_METHODS:
+            return (f"NOT CONSTANT TIME: the {self.doubling} doubling reads a table at an "
+                    f"index made of the mask's top bits")
+        return None
 
 
 class Body(GcmBody):
@@ -396,11 +407,18 @@ class Body(GcmBody):
             with b.phase("masks"):
                 first = self.block_order(m)
             # one step moves a register of masks any 2^k (clmul): each register's masks
-            # straight from the batch's first ones, not a chain through the batch
-            from_first = self.dbl.method == "clmul"
+            # straight from the batch's first ones, not a chain through the batch;
+            # batch-table: all of them from one pair of lookups
+            from_first = self.dbl.method in ("clmul", "batch-table")
+            ahead = None
+            if self.dbl.method == "batch-table":
+                with b.phase("masks"):
+                    ahead = self.dbl.times_powers(self.cur, [lanes * (j + 1)
+                                                             for j in range(regs)])
             for j in range(regs):
                 with b.phase("masks"):
-                    nxt = (self.dbl.times_power(self.cur, lanes * (j + 1)) if from_first
+                    nxt = (ahead[j] if ahead is not None
+                           else self.dbl.times_power(self.cur, lanes * (j + 1)) if from_first
                            else self.dbl.times_power(m, lanes))
                     following = (self.block_order(nxt) if j + 1 < regs or pairs and not delta
                                  else None)
@@ -894,4 +912,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     # registers of blocks a batch: its registers of pairs hold two blocks each
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
                        public_fields=k.layout.public_names(), abi=abi,
-                       interleave=2 * k.batch if 2 * k.batch != spec.interleave else None)
+                       interleave=2 * k.batch if 2 * k.batch != spec.interleave else None,
+                       timing_warning=k.timing_warning())

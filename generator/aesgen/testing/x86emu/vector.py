@@ -877,6 +877,28 @@ for _e, _c in ((8, "b"), (16, "w"), (32, "d"), (64, "q")):
         HANDLERS[f"{_pre}insr{_c}"] = _h_pinsr(_e)
 
 
+def _h_movmskpd(d: Decoder):
+    """MOVMSKPD r32, xmm: bit 0 the sign bit of qword 0, bit 1 that of qword 1; the rest 0."""
+    ops = d.ops
+    d.need(len(ops) == 2 and ops[0].is_vec and ops[0].bits == 128 and ops[1].kind == "reg"
+           and ops[1].is_gpr and ops[1].bits in (32, 64))
+    g = d.vget(ops[0], 16)
+    s = d.gset(ops[1], ops[1].bits)
+
+    def bind(m, nxt):
+        get, put = g(m), s(m)
+
+        def run():
+            v = get()
+            put((v >> 63 & 1) | (v >> 127 & 1) << 1)
+            return nxt
+        return run
+    return bind
+
+
+HANDLERS["movmskpd"] = HANDLERS["vmovmskpd"] = _h_movmskpd
+
+
 def _h_ptest(d: Decoder):
     d.need(len(d.ops) == 2)
     src2, src1 = d.ops
