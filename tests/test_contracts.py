@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from aesgen.modes import MODES
-from aesgen.modes.contracts import AEAD, CTR, Contract, _parameters
+from aesgen.modes.contracts import AEAD, CTR, Contract, parameters_of
 
 HEADER = Path(__file__).parents[1] / "generated" / "znver5" / "aesgen.h"
 
@@ -50,4 +50,4 @@ def test_roles_and_positions() -> None:
     with pytest.raises(KeyError, match="no function"):
         CTR.roles("seal")
     with pytest.raises(ValueError, match="unknown role"):
-        _parameters("ctx:ctx key:hidden")
+        parameters_of("ctx:ctx key:hidden")

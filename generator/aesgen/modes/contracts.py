@@ -22,7 +22,9 @@ class Parameter:
 ROLES = ("ctx", "secret", "public", "data", "n")
 
 
-def _parameters(text: str) -> tuple[Parameter, ...]:
+def parameters_of(text: str) -> tuple[Parameter, ...]:
+    """Parameters from "name:role name:role ..." (prototype order); an unknown role is an
+    error."""
     out = tuple(Parameter(*p.split(":")) for p in text.split())
     bad = [p.role for p in out if p.role not in ROLES]
     if bad:
@@ -57,25 +59,25 @@ _ONE_SHOT = ("ctx:ctx nonce:public nonce_len:n aad:public aad_len:n in:data len:
              "tag:{tag} tag_len:n")
 
 CTR = Contract("aesgen_kernel", {
-    "init": _parameters("ctx:ctx key:secret key_len:n iv:public"),
-    "set_iv": _parameters("ctx:ctx iv:public"),
-    "xor_stream": _parameters("ctx:ctx out:data in:data len:n"),
-    "wipe": _parameters("ctx:ctx"),
+    "init": parameters_of("ctx:ctx key:secret key_len:n iv:public"),
+    "set_iv": parameters_of("ctx:ctx iv:public"),
+    "xor_stream": parameters_of("ctx:ctx out:data in:data len:n"),
+    "wipe": parameters_of("ctx:ctx"),
 })
 
 AEAD = Contract("aesgen_aead", {
-    "init": _parameters("ctx:ctx key:secret key_len:n"),
+    "init": parameters_of("ctx:ctx key:secret key_len:n"),
     # seal writes the tag (it comes from secret state); open reads the one it was given
-    "seal": _parameters(_ONE_SHOT.format(tag="data")),
-    "open": _parameters(_ONE_SHOT.format(tag="public")),
-    "start": _parameters("ctx:ctx nonce:public nonce_len:n"),
-    "aad": _parameters("ctx:ctx aad:public len:n"),
-    "encrypt": _parameters("ctx:ctx in:data len:n out:data"),
-    "decrypt": _parameters("ctx:ctx in:data len:n out:data"),
-    "finish_seal": _parameters("ctx:ctx tag:data tag_len:n"),
-    "finish_open": _parameters("ctx:ctx tag:public tag_len:n"),
-    "wipe": _parameters("ctx:ctx"),
+    "seal": parameters_of(_ONE_SHOT.format(tag="data")),
+    "open": parameters_of(_ONE_SHOT.format(tag="public")),
+    "start": parameters_of("ctx:ctx nonce:public nonce_len:n"),
+    "aad": parameters_of("ctx:ctx aad:public len:n"),
+    "encrypt": parameters_of("ctx:ctx in:data len:n out:data"),
+    "decrypt": parameters_of("ctx:ctx in:data len:n out:data"),
+    "finish_seal": parameters_of("ctx:ctx tag:data tag_len:n"),
+    "finish_open": parameters_of("ctx:ctx tag:public tag_len:n"),
+    "wipe": parameters_of("ctx:ctx"),
     # GCM's local data path, called by seal, open, encrypt and decrypt (modes/gcm)
-    "encrypt_data": _parameters("ctx:ctx in:data len:n out:data final:n"),
-    "decrypt_data": _parameters("ctx:ctx in:data len:n out:data final:n"),
+    "encrypt_data": parameters_of("ctx:ctx in:data len:n out:data final:n"),
+    "decrypt_data": parameters_of("ctx:ctx in:data len:n out:data final:n"),
 })

@@ -39,10 +39,12 @@ and those kernels say so:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Mem, Reg
 from ...kernels.vector_ops import XOR3, VectorOps
+from ...model.gf128 import clmul
 
 METHODS = ("krovetz", "clmul", "aoki", "batch-table")
 TABLE_METHODS = ("aoki", "batch-table")        # NOT constant time: a secret index
@@ -68,21 +70,14 @@ AOKI_TABLE = b"".join((0x87 if e & 2 else 0).to_bytes(8, "little") + (e & 1).to_
                       for e in range(4))
 
 
-def _clmul_small(a: int, b: int) -> int:
-    r = 0
-    for i in range(b.bit_length()):
-        if b >> i & 1:
-            r ^= a << i
-    return r
-
-
+@lru_cache(maxsize=None)
 def _batch_tables() -> tuple[bytes, bytes]:
     """batch-table's TX and TY: entry v, slot s (4 bytes) for 2^(s+1): TX bytes 0-1 the
     reduction (v >> (7 - s)) * 0x87, TY byte 2 the carry v >> (7 - s); the rest zero."""
     tx, ty = bytearray(), bytearray()
     for v in range(256):
         for s in range(BATCH_TABLE_SPAN):
-            tx += _clmul_small(v >> (7 - s), 0x87).to_bytes(2, "little") + bytes(2)
+            tx += clmul(v >> (7 - s), 0x87).to_bytes(2, "little") + bytes(2)
             ty += bytes(2) + bytes([v >> (7 - s)]) + bytes(1)
     return bytes(tx), bytes(ty)
 
@@ -145,10 +140,6 @@ class Doubling:
                 base = self._batch_step(base, joined, BATCH_TABLE_SPAN)
                 done += BATCH_TABLE_SPAN
         return [out[k] for k in ks]
-
-    @property
-    def constant_time(self) -> bool:
-        return self.method not in TABLE_METHODS
 
     def double(self, x: Reg) -> Reg:
         return self.times_power(x, 1)
