@@ -102,7 +102,8 @@ def _round_keys(choice, encoding: str) -> str:
     return choice.round_keys if encoding == choice.encoding else ""
 
 
-def _environment() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
+    """The Jinja environment of templates/ (kernels, header, registry, vendor fragments)."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                               trim_blocks=False, autoescape=False)
@@ -185,7 +186,7 @@ def render_set(req: GenerateRequest, jobs: int | None = None,
                progress=None) -> dict[str, str]:
     """File name -> text for the whole set; nothing touches the disk here. The kernels
     are compiled in ``jobs`` processes (compile_all)."""
-    env = _environment()
+    env = template_environment()
     arch = req.preset.arch
     flavours = [flavour_named(arch, f) for f in req.flavours]
     if not flavours:

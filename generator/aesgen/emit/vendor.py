@@ -12,7 +12,7 @@ import json
 
 from .. import __version__
 from ..printer.flavours import flavours_of
-from .generate import GenerateRequest, _environment, render_set
+from .generate import GenerateRequest, render_set, template_environment
 
 # instruction set -> (title, CMake's CMAKE_SYSTEM_PROCESSOR pattern, Meson's cpu_family,
 # the start of `cc -dumpmachine`)
@@ -39,7 +39,7 @@ def render_vendor(req: GenerateRequest, jobs: int | None = None, progress=None) 
     sources = {f: sorted(k["flavour_files"][f] for k in kernels) for f in req.flavours}
     title, cmake_arch, meson_arch, make_arch = ARCHES[req.preset.arch]
     target = f"{req.prefix}kernels"
-    env = _environment()
+    env = template_environment()
     view = {"command": req.command, "version": __version__, "preset": req.preset,
             "prefix": req.prefix, "target": target, "var": target.upper(),
             "flavours": list(req.flavours), "sources": sources, "arch_title": title,
