@@ -438,6 +438,42 @@ def test_preset_gcm_zmm_batch_sets_the_zmm_kernels_batch(tmp_path) -> None:
     assert powers[3] == 16 * (2 * 2 * 4 + 1 + 4)
 
 
+def test_preset_gcm_record_chunk_builds_the_record_path(tmp_path) -> None:
+    """[gcm] record_chunk is validated (0..16 registers, 0: no record path) and reaches the
+    zmm GCM kernels: with it their encrypt data path has the chunk loop and the manifest
+    entry says record_chunk; without it neither. Other modes' kernels do not take it."""
+    import re
+
+    from aesgen.emit.compile import compile_kernel
+    from aesgen.emit.generate import GenerateRequest, plan_kernels
+    from aesgen.paths import TARGETS
+    from aesgen.targets import TargetError, load_preset
+
+    for name in ("x86_64_features.toml", "kernel_priority.toml"):
+        (tmp_path / name).write_text((TARGETS / name).read_text())
+    base = (TARGETS / "znver5.toml").read_text()
+    assert re.search(r"^record_chunk = \d+$", base, re.M)
+
+    def preset_with(text: str):
+        (tmp_path / "znver5.toml").write_text(
+            re.sub(r"^record_chunk = \d+$", text, base, flags=re.M))
+        return load_preset(tmp_path / "znver5.toml")
+
+    for bad in ("record_chunk = 17", "record_chunk = -1", 'record_chunk = "8"'):
+        with pytest.raises(TargetError, match="record_chunk must be 0..16"):
+            preset_with(bad)
+    for chunk in (0, 6):
+        preset = preset_with(f"record_chunk = {chunk}")
+        req = GenerateRequest(preset, ("vaes512",), ("none",), (128,), "aesgen_", "test",
+                              ("gcm", "otr"))
+        specs = plan_kernels(req)
+        assert [s.record_chunk for s in specs if s.mode != "gcm"] == [0] * (len(specs) - 1)
+        ck = compile_kernel(next(s for s in specs if s.mode == "gcm"))
+        assert ck.record_chunk == chunk
+        text = ck.texts["encrypt_data"]
+        assert ("chunk_top128" in text) == bool(chunk), chunk
+
+
 def test_generate_mode_gcm_only_and_bad_mode(aesgen_exe, tmp_path) -> None:
     import subprocess
 
@@ -494,7 +530,7 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
     """Records under TLS-style nonces keep counter bytes 0, 5 and 10: the entries the first
     records filled are the context's run of filled entries (kernels/face_fill.py, as in the
     CTR kernels: the first record under a nonce prefix fills one batch, the second the
-    rest of its 64 blocks), stay so for the next record,
+    rest of its 128 blocks), stay so for the next record,
     and are read by it (an entry corrupted in the context changes that record's output);
     a nonce that changes byte 10 empties the table, so the corruption is gone."""
     aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
@@ -505,7 +541,9 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
     key, static_iv, aad = rng.randbytes(16), rng.randbytes(12), rng.randbytes(13)
     assert aead.init(ctx.addr, _buf(key), 16) == 0
 
-    def record(seq: int, n: int = 1024) -> tuple[bytes, bytes]:
+    # 2 KiB records: a one-shot seal of at most 1536 bytes may take the zmm kernels' record
+    # path, which runs without FACE (test_gcm_record_path_leaves_face_alone)
+    def record(seq: int, n: int = 2048) -> tuple[bytes, bytes]:
         nonce = _tls_nonce(static_iv, seq)
         pt = rng.randbytes(n)
         r, ct, tag = seal(aead, ctx, nonce, aad, pt)
@@ -525,8 +563,8 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
     # fills one batch (admission on second sight, kernels/face_fill.py)
     assert run() == (2, first), run()
     got, want = record(2)
-    # the whole batches of its 64 blocks (the masked tail after them runs every round)
-    batches = 64 // first * first
+    # the whole batches of its 128 blocks (the masked tail after them runs every round)
+    batches = 128 // first * first
     assert got == want and run() == (2, batches), "the second record keeps the entries, fills on"
     # corrupt the entry of in15 = 40 (block 38 of the next record): the record reads it
     entry = ctx.off + off["FACE_TABLE"] + 16 * 40
@@ -534,7 +572,7 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
     raw[0] ^= 0x01
     ctypes.memmove(ctx.addr - ctx.off + entry, bytes(raw), 16)
     got, want = record(3)
-    bad = [i for i in range(0, 1024, 16) if got[i:i + 16] != want[i:i + 16]]
+    bad = [i for i in range(0, 2048, 16) if got[i:i + 16] != want[i:i + 16]]
     assert bad == [16 * 38], f"blocks that differ: {bad}"
     assert run() == (2, batches), "the third record only reads the table"
     got, want = record(256)          # byte 10 of the nonce changes: the table is refilled
@@ -574,16 +612,116 @@ def test_gcm_face_never_meets_a_counter_from_ghash(aead, request) -> None:
                                 for f in ("FACE_TAG_LO", "FACE_TAG_HI", "FILL_START",
                                           "FILL_COUNT", "FILL_BUDGET"))
 
-    record(_tls_nonce(static_iv, 1), 1024)
-    record(_tls_nonce(static_iv, 2), 1024)
+    record(_tls_nonce(static_iv, 1), 2048)
+    record(_tls_nonce(static_iv, 2), 2048)
     assert u64("COUNTER_SECRET") == 0 and u64("FILL_COUNT") > 0
     before = face_state()
     for n_len in (16, 13, 8, 60):
         record(rng.randbytes(n_len), rng.choice((1024, 4096, 4100)))
         assert u64("COUNTER_SECRET") == 1, n_len
         assert face_state() == before, f"a {n_len}-byte nonce's message touched FACE's state"
-    record(_tls_nonce(static_iv, 3), 1024)
+    record(_tls_nonce(static_iv, 3), 2048)
     assert u64("COUNTER_SECRET") == 0
+    assert ctx.guards_intact()
+
+
+def _record_path_aeads():
+    """The GCM kernels with a one-shot record path (the manifest's record_chunk: zmm)."""
+    return [p for p in _committed_aeads() if p.values[0][1].get("record_chunk")]
+
+
+def _record_limit(info) -> int:
+    """The longest record the record path takes: every block and the length block within
+    the 8 x zmm_batch + 1 powers of H a zmm kernel keeps."""
+    return 16 * 8 * info["interleave"]
+
+
+def test_the_zmm_presets_take_the_record_path() -> None:
+    """znver5's vaes512 GCM kernels have it (its [gcm] record_chunk), so the tests below
+    are not empty on the presets that set it."""
+    names = {(p.values[0][0].name, p.values[0][1]["name"]) for p in _record_path_aeads()}
+    assert {("znver5", f"vaes512-gcm-{f}") for f in ("none", "r1", "r2")} <= names
+
+
+@pytest.mark.parametrize("aead", _record_path_aeads(), indirect=True)
+def test_gcm_record_path_every_chunk_shape(aead, request) -> None:
+    """One-shot seals of more than a chunk (record_chunk registers of 4 blocks) up to the
+    powers of H kept run as a pipeline of chunks with one reduction: lengths at and around
+    every chunk boundary, each count of registers in the last chunk, the limit and one
+    past it (the batch loop), with 16-, 24- and 32-byte keys; AAD of 0..40 bytes and
+    nonces of 12 and other lengths (entering through the short-record start or the general
+    one); sealed in place too. Against the cryptography package's AES-GCM; each record
+    opened back, and a flipped ciphertext bit rejected with out zeroed."""
+    aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+    info = request.node.callspec.params["aead"][1]
+    chunk, limit = 64 * info["record_chunk"], _record_limit(info)
+    lengths = sorted({n for k in range(1, limit // chunk + 2) for n in
+                      (k * chunk - 1, k * chunk, k * chunk + 1, k * chunk + 15, k * chunk + 17)}
+                     | {chunk + 64 * j + 5 for j in range(info["record_chunk"] + 1)}
+                     | {limit - 16, limit - 1, limit, limit + 1, 1420})
+    rng = random.Random(SEED + 30)
+    ctx = Ctx(aead.ctx_size)
+    for n, length in enumerate(lengths):
+        key = rng.randbytes((16, 24, 32)[n % 3])
+        assert aead.init(ctx.addr, _buf(key), len(key)) == 0
+        nonce = rng.randbytes(12 if n % 4 else rng.choice((8, 16, 60)))
+        aad, pt = rng.randbytes(rng.choice((0, 5, 13, 16, 17, 40))), rng.randbytes(length)
+        want = aesgcm.AESGCM(key).encrypt(nonce, pt, aad)
+        what = f"AES-{8 * len(key)}, {length} bytes, {len(nonce)}-byte nonce, AAD {len(aad)}"
+        r, ct, tag = seal(aead, ctx, nonce, aad, pt)
+        assert r == 0 and ct + tag == want, what
+        if n % 2:                                       # in place
+            buf, tag_buf = _buf(pt), _buf(bytes(16))
+            assert aead.seal(ctx.addr, _buf(nonce), len(nonce), _buf(aad), len(aad), buf,
+                             length, buf, tag_buf, 16) == 0
+            assert buf.raw[:length] + tag_buf.raw[:16] == want, f"{what}, in place"
+        assert open_(aead, ctx, nonce, aad, ct, tag) == (0, pt), what
+        bad = bytearray(ct)
+        bad[rng.randrange(length)] ^= 0x04
+        assert open_(aead, ctx, nonce, aad, bytes(bad), tag) == (-1, bytes(length)), what
+    assert ctx.guards_intact()
+
+
+@pytest.mark.parametrize("aead", [p for p in _record_path_aeads()
+                                  if p.values[0][1]["face"] != "none"], indirect=True)
+def test_gcm_record_path_leaves_face_alone(aead, request) -> None:
+    """The record path runs without FACE (its records are bound by the carry-less
+    multiplies, not the rounds): records it takes, under the prefix the table was filled
+    for and under others, leave the table, its tag and its run of filled entries as they
+    were, byte for byte; a record past the limit, under the table's prefix, finds them."""
+    aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+    info = request.node.callspec.params["aead"][1]
+    off = _fields(info)
+    ctx = Ctx(aead.ctx_size)
+    rng = random.Random(SEED + 31)
+    key, static_iv, aad = rng.randbytes(16), rng.randbytes(12), rng.randbytes(13)
+    assert aead.init(ctx.addr, _buf(key), 16) == 0
+
+    def record(nonce: bytes, n: int) -> None:
+        pt = rng.randbytes(n)
+        r, ct, tag = seal(aead, ctx, nonce, aad, pt)
+        assert r == 0 and ct + tag == aesgcm.AESGCM(key).encrypt(nonce, pt, aad), n
+
+    def face_state(budget: bool = True) -> bytes:
+        raw = ctx.raw.raw
+        table = raw[ctx.off + off["FACE_TABLE"]:ctx.off + off["FACE_TABLE"] + 256 * 16]
+        return table + b"".join(raw[ctx.off + off[f]:ctx.off + off[f] + 8]
+                                for f in ("FACE_TAG_LO", "FACE_TAG_HI", "FILL_START",
+                                          "FILL_COUNT", "FILL_BUDGET")[:5 if budget else 4])
+
+    limit = _record_limit(info)
+    record(_tls_nonce(static_iv, 1), limit + 512)
+    record(_tls_nonce(static_iv, 2), limit + 512)
+    before = face_state()
+    assert before[-16:-8] != bytes(8), "the two long records filled nothing"
+    for seq in range(3, 9):
+        prefix_changes = seq % 3 == 0                  # byte 10 of the nonce differs
+        nonce = _tls_nonce(static_iv, seq + (256 if prefix_changes else 0))
+        record(nonce, rng.randrange(64 * info["record_chunk"] + 1, limit + 1))
+        assert face_state() == before, f"record {seq} touched FACE's state"
+    # (its batches land in the run: that lifts the fill budget, kernels/face_fill.py)
+    record(_tls_nonce(static_iv, 9), limit + 512)
+    assert face_state(budget=False) == before[:-8], "the table's prefix finds its entries"
     assert ctx.guards_intact()
 
 
@@ -603,9 +741,9 @@ def test_gcm_face_zero_prefix_is_a_new_tag(aead, request) -> None:
                      for f in ("FILL_START", "FILL_COUNT"))
 
     first = info["interleave"] * info["width"] // 128
-    for seq, want in ((1, (2, first)), (2, (2, 64 // first * first))):
+    for seq, want in ((1, (2, first)), (2, (2, 128 // first * first))):
         nonce = bytes(11) + bytes([seq])
-        r, _, _ = seal(aead, ctx, nonce, b"", bytes(1024))
+        r, _, _ = seal(aead, ctx, nonce, b"", bytes(2048))
         assert r == 0 and run() == want, (seq, run())
     assert ctx.guards_intact()
 

@@ -6,7 +6,8 @@ What is particular to zmm, each checked here:
   - the masked tail (a message's last bytes below one batch, 4 x zmm_batch blocks: one AES
     batch of 4 registers up to 256 bytes, else of the batch, byte-masked loads and stores,
     powers chosen by the length): every length 0..300, 430..530 and some of 1000..1100,
-    seal and open, open in place;
+    seal and open, open in place; the same lengths through the one-shot record path (its
+    chunks, then a masked tail) where the kernel has one;
   - the streaming state it leaves (KEYSTREAM and PENDING of a partial block): messages
     cut into pieces that end inside a register, continued by the next call;
   - the batches with FACE: a run of TLS-style records (a static IV XOR a sequence
@@ -105,12 +106,14 @@ def test_every_tail_length_seals_and_opens(preset, info):
     path below 65 bytes), 430..530 (the last registers of a batch-sized tail, then a batch
     and a tail when a batch is 8 registers), some of 1000..1100 (batches and a tail) and
     whole batches of 8 and 12 registers (the last batch alone ends the message, its hash
-    summed with the length block's); every third length also through open, in place, and
+    summed with the length block's); on a kernel with a record path (the manifest's
+    record_chunk) a seal of 513..1536 bytes runs its chunks, and 512 and 1537 do not; every
+    third length also through open, in place, and
     with a flipped tag bit."""
     k = Emulated(preset, info)
     rng = random.Random(512)
     lengths = (list(range(0, 301)) + list(range(430, 531)) + list(range(1000, 1100, 7))
-               + [768, 1024, 1536])
+               + [512, 513, 768, 1024, 1420, 1536, 1537])
     if info["face"] != "none":            # the tail does not depend on FACE: a sample
         lengths = lengths[::5]
     for n, length in enumerate(lengths):

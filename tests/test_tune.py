@@ -194,7 +194,7 @@ def test_the_gcm_choices_go_where_a_carry_less_multiply_hashes() -> None:
     def gcm(name):
         return [c.name for c in choices_for(find_preset(name)) if c.table == "gcm"]
     assert gcm("cortex-a72") == ["gcm.multiply", "gcm.stitch"]
-    assert gcm("znver4") == ["gcm.multiply", "gcm.stitch", "gcm.zmm_batch"]
+    assert gcm("znver4") == ["gcm.multiply", "gcm.stitch", "gcm.zmm_batch", "gcm.record_chunk"]
     assert gcm("no-crypto") == [] and "gcm.multiply" not in gcm("no-aesni")
 
 

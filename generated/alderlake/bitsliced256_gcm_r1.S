@@ -13254,38 +13254,38 @@ aesgen_bitsliced256_gcm_r1_seal:
 	.cfi_restore_state
 .Laesgen_bitsliced256_gcm_r1_seal_record:
 	movzbl	(%rsi), %edx
-	movzbl	1(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
-	movzbl	2(%rsi), %edx
-	movzbl	3(%rsi), %r10d
+	movzbl	1(%rsi), %r10d
 	shlq	$8, %r10
 	orq	%rdx, %r10
-	shlq	$16, %r10
-	orq	%rdi, %r10
-	movzbl	4(%rsi), %edx
-	movzbl	5(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
-	movzbl	6(%rsi), %edx
-	movzbl	7(%rsi), %r11d
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
 	shlq	$8, %r11
 	orq	%rdx, %r11
 	shlq	$16, %r11
-	orq	%rdi, %r11
-	shlq	$32, %r11
 	orq	%r10, %r11
-	vmovq	%r11, %xmm0
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r10, %rbp
+	shlq	$32, %rbp
+	orq	%r11, %rbp
+	vmovq	%rbp, %xmm0
 	movzbl	8(%rsi), %edx
-	movzbl	9(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
 	movzbl	10(%rsi), %edx
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
 	orq	%rdx, %rsi
 	shlq	$16, %rsi
-	orq	%rdi, %rsi
+	orq	%r10, %rsi
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
@@ -13355,6 +13355,2512 @@ aesgen_bitsliced256_gcm_r1_seal:
 	movq	$0, 6056(%rbx)
 	movq	$1, 6064(%rbx)
 	movq	$0, 6072(%rbx)
+	cmpq	$255, %rdi
+	ja	.Laesgen_bitsliced256_gcm_r1_seal_record_faced
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 5968(%rbx)
+	movq	$-1, 6208(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_bitsliced256_gcm_r1_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_bitsliced256_gcm_r1_seal_aes192
+.Laesgen_bitsliced256_gcm_r1_seal_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rax
+	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+32(%rip), %rdx
+	movq	$11, %rcx
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_4:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdx), %xmm7, %xmm6
+	vpshufb	(%rdx), %xmm3, %xmm9
+	vpshufb	(%rdx), %xmm2, %xmm10
+	vpshufb	(%rdx), %xmm0, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm4, %xmm13
+	vpshufb	(%rdx), %xmm5, %xmm14
+	vpshufb	(%rdx), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rax), %xmm6, %xmm6
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_4
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	3840(%rbx), %xmm7, %xmm7
+	vpxor	3872(%rbx), %xmm3, %xmm3
+	vpxor	3904(%rbx), %xmm2, %xmm2
+	vpxor	3936(%rbx), %xmm0, %xmm0
+	vpxor	3968(%rbx), %xmm1, %xmm1
+	vpxor	4000(%rbx), %xmm4, %xmm4
+	vpxor	4032(%rbx), %xmm5, %xmm5
+	vpxor	4064(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done
+.Laesgen_bitsliced256_gcm_r1_seal_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rax
+	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+32(%rip), %rdx
+	movq	$7, %rcx
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_5:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdx), %xmm7, %xmm6
+	vpshufb	(%rdx), %xmm3, %xmm9
+	vpshufb	(%rdx), %xmm2, %xmm10
+	vpshufb	(%rdx), %xmm0, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm4, %xmm13
+	vpshufb	(%rdx), %xmm5, %xmm14
+	vpshufb	(%rdx), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rax), %xmm6, %xmm6
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_5
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	2816(%rbx), %xmm7, %xmm7
+	vpxor	2848(%rbx), %xmm3, %xmm3
+	vpxor	2880(%rbx), %xmm2, %xmm2
+	vpxor	2912(%rbx), %xmm0, %xmm0
+	vpxor	2944(%rbx), %xmm1, %xmm1
+	vpxor	2976(%rbx), %xmm4, %xmm4
+	vpxor	3008(%rbx), %xmm5, %xmm5
+	vpxor	3040(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done
+.Laesgen_bitsliced256_gcm_r1_seal_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$1, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpxor	%xmm2, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpxor	%xmm3, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$2, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm4, %xmm4
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm2, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpsllq	$4, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm8
+	vpxor	%xmm4, %xmm8, %xmm9
+	vpxor	%xmm2, %xmm4, %xmm10
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm11
+	vpxor	%xmm1, %xmm7, %xmm1
+	vpxor	%xmm7, %xmm8, %xmm12
+	vpand	%xmm0, %xmm9, %xmm13
+	vpand	%xmm8, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm1, %xmm15
+	vpxor	%xmm15, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm6
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqu	%xmm9, 4096(%rbx)
+	vpxor	%xmm5, %xmm3, %xmm9
+	vmovdqu	%xmm8, 4112(%rbx)
+	vpand	%xmm3, %xmm15, %xmm8
+	vpxor	%xmm8, %xmm13, %xmm13
+	vmovdqu	%xmm15, 4128(%rbx)
+	vpxor	%xmm0, %xmm3, %xmm15
+	vmovdqu	%xmm3, 4144(%rbx)
+	vpxor	%xmm4, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpxor	%xmm5, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm7, %xmm2
+	vpand	%xmm3, %xmm4, %xmm7
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm3, %xmm0, %xmm4
+	vmovdqu	%xmm0, 4192(%rbx)
+	vpxor	%xmm2, %xmm9, %xmm0
+	vmovdqu	%xmm10, 4208(%rbx)
+	vpand	%xmm4, %xmm12, %xmm10
+	vmovdqu	%xmm12, 4224(%rbx)
+	vpand	%xmm5, %xmm1, %xmm12
+	vpxor	%xmm12, %xmm14, %xmm14
+	vpxor	%xmm12, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm12
+	vmovdqu	%xmm11, 4240(%rbx)
+	vpand	%xmm15, %xmm12, %xmm11
+	vpxor	%xmm8, %xmm11, %xmm8
+	vpand	%xmm9, %xmm2, %xmm11
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm11, %xmm13, %xmm13
+	vpxor	%xmm11, %xmm10, %xmm10
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm0, %xmm13, %xmm0
+	vpxor	%xmm3, %xmm9, %xmm10
+	vpxor	%xmm5, %xmm1, %xmm11
+	vpand	4208(%rbx), %xmm10, %xmm13
+	vpxor	%xmm7, %xmm13, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	4160(%rbx), %xmm8, %xmm8
+	vpxor	%xmm7, %xmm14, %xmm7
+	vpxor	%xmm11, %xmm7, %xmm7
+	vpand	%xmm7, %xmm8, %xmm11
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm6, %xmm7, %xmm13
+	vpxor	%xmm11, %xmm6, %xmm14
+	vmovdqu	%xmm10, 4160(%rbx)
+	vpand	%xmm14, %xmm8, %xmm10
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpand	%xmm13, %xmm0, %xmm0
+	vpand	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpand	4224(%rbx), %xmm10, %xmm11
+	vpand	4192(%rbx), %xmm0, %xmm13
+	vmovdqu	%xmm11, 4192(%rbx)
+	vpxor	%xmm0, %xmm14, %xmm11
+	vpand	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm14, %xmm6
+	vpand	%xmm15, %xmm7, %xmm11
+	vpand	%xmm12, %xmm7, %xmm12
+	vpand	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm6
+	vpand	4240(%rbx), %xmm6, %xmm8
+	vpand	4112(%rbx), %xmm6, %xmm14
+	vpxor	%xmm7, %xmm6, %xmm15
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpand	%xmm1, %xmm6, %xmm1
+	vpand	%xmm5, %xmm6, %xmm5
+	vpxor	%xmm14, %xmm5, %xmm6
+	vpxor	%xmm4, %xmm5, %xmm4
+	vpand	%xmm9, %xmm15, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm7
+	vpxor	%xmm0, %xmm10, %xmm9
+	vpand	4096(%rbx), %xmm0, %xmm0
+	vpand	4176(%rbx), %xmm9, %xmm10
+	vpand	4128(%rbx), %xmm7, %xmm14
+	vpand	4144(%rbx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm11, %xmm11
+	vpxor	%xmm13, %xmm7, %xmm7
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm9, %xmm7
+	vpand	%xmm3, %xmm9, %xmm3
+	vpand	%xmm2, %xmm15, %xmm2
+	vpand	4160(%rbx), %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm7, %xmm7
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm11, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm12, %xmm7
+	vpxor	%xmm7, %xmm14, %xmm11
+	vpxor	%xmm0, %xmm7, %xmm0
+	vpxor	%xmm6, %xmm11, %xmm6
+	vpxor	%xmm4, %xmm8, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm3, %xmm10, %xmm8
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm11, %xmm9
+	vpxor	%xmm7, %xmm5, %xmm7
+	vpxor	4192(%rbx), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm8
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm8, %xmm2
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm9, %xmm15
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm0, %xmm0
+	vpxor	%xmm11, %xmm4, %xmm4
+	vpxor	%xmm12, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm9, %xmm9
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpxor	%xmm7, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm6, %xmm13, %xmm13
+	vpxor	%xmm2, %xmm14, %xmm14
+	vpxor	%xmm3, %xmm15, %xmm15
+	vpxor	%xmm9, %xmm8, %xmm8
+	vpxor	%xmm9, %xmm11, %xmm11
+	vpxor	%xmm9, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm9, %xmm9
+	vpxor	%xmm9, %xmm15, %xmm15
+	vpxor	512(%rbx), %xmm5, %xmm5
+	vpxor	544(%rbx), %xmm8, %xmm8
+	vpxor	576(%rbx), %xmm10, %xmm10
+	vpxor	608(%rbx), %xmm11, %xmm11
+	vpxor	640(%rbx), %xmm12, %xmm12
+	vpxor	672(%rbx), %xmm13, %xmm13
+	vpxor	704(%rbx), %xmm14, %xmm14
+	vpxor	736(%rbx), %xmm15, %xmm15
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm8, %xmm1, %xmm6
+	vpxor	%xmm8, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm5, %xmm2, %xmm9
+	vpand	%xmm1, %xmm6, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm5, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm5, %xmm4
+	vmovdqu	%xmm5, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm5
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm6, %xmm8
+	vmovdqu	%xmm6, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm2, %xmm10, %xmm6
+	vpxor	%xmm15, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm7, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm2, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm0, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm1, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm4, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm5, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	768(%rbx), %xmm6, %xmm6
+	vpxor	800(%rbx), %xmm9, %xmm9
+	vpxor	832(%rbx), %xmm10, %xmm10
+	vpxor	864(%rbx), %xmm11, %xmm11
+	vpxor	896(%rbx), %xmm12, %xmm12
+	vpxor	928(%rbx), %xmm13, %xmm13
+	vpxor	960(%rbx), %xmm14, %xmm14
+	vpxor	992(%rbx), %xmm15, %xmm15
+	leaq	1024(%rbx), %rax
+	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+96(%rip), %rdx
+	movq	$9, %rcx
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_6:
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpshufb	(%rdx), %xmm7, %xmm6
+	vpshufb	(%rdx), %xmm3, %xmm9
+	vpshufb	(%rdx), %xmm2, %xmm10
+	vpshufb	(%rdx), %xmm0, %xmm11
+	vpshufb	(%rdx), %xmm1, %xmm12
+	vpshufb	(%rdx), %xmm4, %xmm13
+	vpshufb	(%rdx), %xmm5, %xmm14
+	vpshufb	(%rdx), %xmm8, %xmm15
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm11, %xmm0, %xmm0
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm13, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm8, %xmm8
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpxor	%xmm7, %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm10
+	vpxor	%xmm2, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpxor	%xmm1, %xmm13, %xmm13
+	vpxor	%xmm4, %xmm14, %xmm14
+	vpxor	%xmm5, %xmm15, %xmm15
+	vpxor	%xmm8, %xmm9, %xmm9
+	vpxor	%xmm8, %xmm11, %xmm11
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpshufb	16(%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vpshufb	16(%rdx), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm10, %xmm10
+	vpshufb	16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm11, %xmm11
+	vpshufb	16(%rdx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm12, %xmm12
+	vpshufb	16(%rdx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm13
+	vpshufb	16(%rdx), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm14, %xmm14
+	vpshufb	16(%rdx), %xmm8, %xmm8
+	vpxor	%xmm8, %xmm15, %xmm15
+	vpxor	(%rax), %xmm6, %xmm6
+	vpxor	32(%rax), %xmm9, %xmm9
+	vpxor	64(%rax), %xmm10, %xmm10
+	vpxor	96(%rax), %xmm11, %xmm11
+	vpxor	128(%rax), %xmm12, %xmm12
+	vpxor	160(%rax), %xmm13, %xmm13
+	vpxor	192(%rax), %xmm14, %xmm14
+	vpxor	224(%rax), %xmm15, %xmm15
+	addq	$256, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_6
+	vpxor	%xmm13, %xmm14, %xmm0
+	vpxor	%xmm6, %xmm0, %xmm1
+	vpxor	%xmm12, %xmm1, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm3
+	vpxor	%xmm12, %xmm15, %xmm4
+	vpxor	%xmm9, %xmm1, %xmm5
+	vpxor	%xmm9, %xmm15, %xmm7
+	vpxor	%xmm15, %xmm1, %xmm8
+	vpand	%xmm6, %xmm2, %xmm9
+	vpand	%xmm1, %xmm5, %xmm12
+	vpxor	%xmm3, %xmm7, %xmm13
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm14, %xmm11, %xmm14
+	vpxor	%xmm10, %xmm11, %xmm11
+	vmovdqu	%xmm2, 4096(%rbx)
+	vpxor	%xmm0, %xmm11, %xmm2
+	vmovdqu	%xmm1, 4112(%rbx)
+	vpand	%xmm11, %xmm13, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vmovdqu	%xmm13, 4128(%rbx)
+	vpxor	%xmm6, %xmm11, %xmm13
+	vmovdqu	%xmm11, 4144(%rbx)
+	vpxor	%xmm4, %xmm14, %xmm11
+	vpxor	%xmm11, %xmm0, %xmm0
+	vmovdqu	%xmm14, 4160(%rbx)
+	vpxor	%xmm0, %xmm15, %xmm14
+	vpxor	%xmm10, %xmm15, %xmm10
+	vpand	%xmm11, %xmm4, %xmm15
+	vmovdqu	%xmm4, 4176(%rbx)
+	vpxor	%xmm11, %xmm6, %xmm4
+	vmovdqu	%xmm6, 4192(%rbx)
+	vpxor	%xmm10, %xmm2, %xmm6
+	vmovdqu	%xmm3, 4208(%rbx)
+	vpand	%xmm4, %xmm8, %xmm3
+	vmovdqu	%xmm8, 4224(%rbx)
+	vpand	%xmm0, %xmm7, %xmm8
+	vpxor	%xmm8, %xmm12, %xmm12
+	vpxor	%xmm8, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm5, %xmm8
+	vmovdqu	%xmm5, 4240(%rbx)
+	vpand	%xmm13, %xmm8, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm1
+	vpand	%xmm2, %xmm10, %xmm5
+	vpxor	%xmm15, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm9, %xmm5
+	vpxor	%xmm11, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm9
+	vpand	4208(%rbx), %xmm6, %xmm14
+	vpxor	%xmm15, %xmm14, %xmm14
+	vpxor	%xmm14, %xmm1, %xmm1
+	vpxor	4160(%rbx), %xmm1, %xmm1
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm9, %xmm12, %xmm9
+	vpand	%xmm9, %xmm1, %xmm12
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm9, %xmm14
+	vpxor	%xmm12, %xmm3, %xmm15
+	vmovdqu	%xmm6, 4160(%rbx)
+	vpand	%xmm15, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm5, %xmm5
+	vpand	%xmm14, %xmm5, %xmm5
+	vpand	%xmm4, %xmm6, %xmm4
+	vpxor	%xmm3, %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vpand	4224(%rbx), %xmm6, %xmm12
+	vpand	4192(%rbx), %xmm5, %xmm14
+	vmovdqu	%xmm12, 4192(%rbx)
+	vpxor	%xmm5, %xmm15, %xmm12
+	vpand	%xmm12, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm9
+	vpxor	%xmm3, %xmm15, %xmm3
+	vpand	%xmm13, %xmm9, %xmm12
+	vpand	%xmm8, %xmm9, %xmm8
+	vpand	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpand	4240(%rbx), %xmm1, %xmm3
+	vpand	4112(%rbx), %xmm1, %xmm13
+	vpxor	%xmm9, %xmm1, %xmm15
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpand	%xmm7, %xmm1, %xmm7
+	vpand	%xmm0, %xmm1, %xmm0
+	vpxor	%xmm13, %xmm0, %xmm1
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpand	%xmm2, %xmm15, %xmm2
+	vpxor	%xmm9, %xmm5, %xmm4
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	4096(%rbx), %xmm5, %xmm5
+	vpand	4176(%rbx), %xmm6, %xmm9
+	vpand	4128(%rbx), %xmm4, %xmm13
+	vpand	4144(%rbx), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm12, %xmm12
+	vpxor	%xmm14, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm7, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm6, %xmm4
+	vpand	%xmm11, %xmm6, %xmm6
+	vpand	%xmm10, %xmm15, %xmm10
+	vpand	4160(%rbx), %xmm4, %xmm11
+	vpand	4208(%rbx), %xmm4, %xmm4
+	vpxor	%xmm1, %xmm11, %xmm11
+	vpxor	%xmm12, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm9, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm8, %xmm4
+	vpxor	%xmm4, %xmm13, %xmm8
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm8, %xmm1
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm6, %xmm5
+	vpxor	%xmm2, %xmm11, %xmm2
+	vpxor	%xmm5, %xmm9, %xmm6
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm7, %xmm7
+	vpxor	%xmm5, %xmm8, %xmm8
+	vpxor	%xmm3, %xmm2, %xmm3
+	vpxor	4192(%rbx), %xmm2, %xmm2
+	vpxor	%xmm6, %xmm2, %xmm6
+	vpxor	%xmm2, %xmm4, %xmm2
+	vpxor	%xmm10, %xmm6, %xmm4
+	vpxor	%xmm5, %xmm1, %xmm5
+	vpxor	3328(%rbx), %xmm7, %xmm7
+	vpxor	3360(%rbx), %xmm3, %xmm3
+	vpxor	3392(%rbx), %xmm2, %xmm2
+	vpxor	3424(%rbx), %xmm0, %xmm0
+	vpxor	3456(%rbx), %xmm1, %xmm1
+	vpxor	3488(%rbx), %xmm4, %xmm4
+	vpxor	3520(%rbx), %xmm5, %xmm5
+	vpxor	3552(%rbx), %xmm8, %xmm8
+	vpsrlq	$1, %xmm7, %xmm6
+	vpxor	%xmm3, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$1, %xmm2, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrlq	$1, %xmm1, %xmm6
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$1, %xmm5, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m55128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$1, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsrlq	$2, %xmm7, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$2, %xmm3, %xmm6
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrlq	$2, %xmm1, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsrlq	$2, %xmm4, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m33128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm8, %xmm8
+	vpsllq	$2, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpsrlq	$4, %xmm7, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpsllq	$4, %xmm6, %xmm6
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpsrlq	$4, %xmm3, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrlq	$4, %xmm2, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrlq	$4, %xmm0, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vpand	.Laesgen_bitsliced256_gcm_r1_seal_bs_m0f128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm8, %xmm8
+	vpsllq	$4, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm7, %xmm0
+	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done
+.Laesgen_bitsliced256_gcm_r1_seal_aes_done:
+	vmovdqa	%xmm0, 5952(%rbx)
+	jmp	.Laesgen_bitsliced256_gcm_r1_seal_record_begun
+.Laesgen_bitsliced256_gcm_r1_seal_record_faced:
 	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
@@ -14181,7 +16687,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rax
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+32(%rip), %rdx
 	movq	$11, %rcx
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_4:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_7:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -14361,7 +16867,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rax
 	addq	$32, %rdx
 	decq	%rcx
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_4
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_7
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -15366,7 +17872,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rax
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+32(%rip), %rdx
 	movq	$7, %rcx
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_5:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_8:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -15546,7 +18052,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rax
 	addq	$32, %rdx
 	decq	%rcx
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_5
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_8
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -16535,7 +19041,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rax
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+96(%rip), %rdx
 	movq	$9, %rcx
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_6:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_9:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -16715,7 +19221,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rax
 	addq	$32, %rdx
 	decq	%rcx
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_6
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_9
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -16926,6 +19432,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_j0_done
 .Laesgen_bitsliced256_gcm_r1_seal_aes_j0_done:
 	vmovdqa	%xmm0, 5952(%rbx)
+.Laesgen_bitsliced256_gcm_r1_seal_record_begun:
 	jmp	.Laesgen_bitsliced256_gcm_r1_seal_data
 .Laesgen_bitsliced256_gcm_r1_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -17799,7 +20306,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rdx
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+32(%rip), %rdi
 	movq	$11, %rsi
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_7:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_10:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -17979,7 +20486,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rdx
 	addq	$32, %rdi
 	decq	%rsi
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_7
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_10
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -18984,7 +21491,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rdx
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+32(%rip), %rdi
 	movq	$7, %rsi
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_8:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_11:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -19164,7 +21671,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rdx
 	addq	$32, %rdi
 	decq	%rsi
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_8
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_11
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -20153,7 +22660,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rdx
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+96(%rip), %rdi
 	movq	$9, %rsi
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_9:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_12:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -20333,7 +22840,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rdx
 	addq	$32, %rdi
 	decq	%rsi
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_9
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_12
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -20825,10 +23332,10 @@ aesgen_bitsliced256_gcm_r1_seal:
 	movq	$-1, 6208(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_bitsliced256_gcm_r1_seal_aes128
+	je	.Laesgen_bitsliced256_gcm_r1_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_bitsliced256_gcm_r1_seal_aes192
-.Laesgen_bitsliced256_gcm_r1_seal_aes256:
+	je	.Laesgen_bitsliced256_gcm_r1_seal_aes192_2
+.Laesgen_bitsliced256_gcm_r1_seal_aes256_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
@@ -21273,7 +23780,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rdx
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+32(%rip), %rdi
 	movq	$11, %rsi
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_10:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_13:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -21453,7 +23960,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rdx
 	addq	$32, %rdi
 	decq	%rsi
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_10
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_13
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -21660,8 +24167,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vpsllq	$4, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	%xmm7, %xmm0
-	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done
-.Laesgen_bitsliced256_gcm_r1_seal_aes128:
+	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done_2
+.Laesgen_bitsliced256_gcm_r1_seal_aes128_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
@@ -22106,7 +24613,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rdx
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+32(%rip), %rdi
 	movq	$7, %rsi
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_11:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_14:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -22286,7 +24793,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rdx
 	addq	$32, %rdi
 	decq	%rsi
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_11
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_14
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -22493,8 +25000,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vpsllq	$4, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	%xmm7, %xmm0
-	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done
-.Laesgen_bitsliced256_gcm_r1_seal_aes192:
+	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done_2
+.Laesgen_bitsliced256_gcm_r1_seal_aes192_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
@@ -22931,7 +25438,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	leaq	1024(%rbx), %rdx
 	leaq	.Laesgen_bitsliced256_gcm_r1_seal_bs_rotations128+96(%rip), %rdi
 	movq	$9, %rsi
-.Laesgen_bitsliced256_gcm_r1_seal_bs_round_12:
+.Laesgen_bitsliced256_gcm_r1_seal_bs_round_15:
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -23111,7 +25618,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	addq	$256, %rdx
 	addq	$32, %rdi
 	decq	%rsi
-	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_12
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_bs_round_15
 	vpxor	%xmm13, %xmm14, %xmm0
 	vpxor	%xmm6, %xmm0, %xmm1
 	vpxor	%xmm12, %xmm1, %xmm2
@@ -23318,8 +25825,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vpsllq	$4, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	%xmm7, %xmm0
-	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done
-.Laesgen_bitsliced256_gcm_r1_seal_aes_done:
+	jmp	.Laesgen_bitsliced256_gcm_r1_seal_aes_done_2
+.Laesgen_bitsliced256_gcm_r1_seal_aes_done_2:
 	vmovdqa	%xmm0, 5952(%rbx)
 .Laesgen_bitsliced256_gcm_r1_seal_have_j0:
 	vmovdqa	5984(%rbx), %xmm0

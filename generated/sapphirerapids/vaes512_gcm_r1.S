@@ -2381,45 +2381,45 @@ aesgen_vaes512_gcm_r1_seal:
 	ret
 	.cfi_restore_state
 .Laesgen_vaes512_gcm_r1_seal_record:
-	movzbl	(%rsi), %eax
-	movzbl	1(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	2(%rsi), %eax
-	movzbl	3(%rsi), %edi
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %edi
 	shlq	$8, %rdi
-	orq	%rax, %rdi
-	shlq	$16, %rdi
 	orq	%rdx, %rdi
-	movzbl	4(%rsi), %eax
-	movzbl	5(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	6(%rsi), %eax
-	movzbl	7(%rsi), %r10d
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r10d
 	shlq	$8, %r10
-	orq	%rax, %r10
-	shlq	$16, %r10
 	orq	%rdx, %r10
-	shlq	$32, %r10
+	shlq	$16, %r10
 	orq	%rdi, %r10
-	vmovq	%r10, %xmm0
-	movzbl	8(%rsi), %eax
-	movzbl	9(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	10(%rsi), %eax
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%rdi, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	10(%rsi), %edx
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
-	orq	%rax, %rsi
-	shlq	$16, %rsi
 	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%rdi, %rsi
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
-	movq	$-1, %rax
-	bzhiq	%r8, %rax, %rax
-	kmovq	%rax, %k1
+	movq	$-1, %rdx
+	bzhiq	%r8, %rdx, %rdx
+	kmovq	%rdx, %k1
 	vmovdqu8	(%rcx), %xmm1{%k1}{z}
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm2
@@ -2445,6 +2445,105 @@ aesgen_vaes512_gcm_r1_seal:
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
 	movq	$0, 1656(%rbx)
+	cmpq	$511, %rax
+	ja	.Laesgen_vaes512_gcm_r1_seal_record_faced
+	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rbx)
+	movq	$-1, 1664(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r1_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r1_seal_aes192
+.Laesgen_vaes512_gcm_r1_seal_aes256:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done
+.Laesgen_vaes512_gcm_r1_seal_aes128:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done
+.Laesgen_vaes512_gcm_r1_seal_aes192:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done
+.Laesgen_vaes512_gcm_r1_seal_aes_done:
+	vmovdqa64	%xmm0, 1536(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r1_seal_record_begun
+.Laesgen_vaes512_gcm_r1_seal_record_faced:
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
@@ -2600,6 +2699,7 @@ aesgen_vaes512_gcm_r1_seal:
 	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_j0_done
 .Laesgen_vaes512_gcm_r1_seal_aes_j0_done:
 	vmovdqa64	%xmm0, 1536(%rbx)
+.Laesgen_vaes512_gcm_r1_seal_record_begun:
 	jmp	.Laesgen_vaes512_gcm_r1_seal_data
 .Laesgen_vaes512_gcm_r1_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
@@ -3083,10 +3183,10 @@ aesgen_vaes512_gcm_r1_seal:
 	movq	$-1, 1664(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r1_seal_aes128
+	je	.Laesgen_vaes512_gcm_r1_seal_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r1_seal_aes192
-.Laesgen_vaes512_gcm_r1_seal_aes256:
+	je	.Laesgen_vaes512_gcm_r1_seal_aes192_2
+.Laesgen_vaes512_gcm_r1_seal_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3117,8 +3217,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done
-.Laesgen_vaes512_gcm_r1_seal_aes128:
+	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done_2
+.Laesgen_vaes512_gcm_r1_seal_aes128_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3141,8 +3241,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done
-.Laesgen_vaes512_gcm_r1_seal_aes192:
+	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done_2
+.Laesgen_vaes512_gcm_r1_seal_aes192_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3169,8 +3269,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done
-.Laesgen_vaes512_gcm_r1_seal_aes_done:
+	jmp	.Laesgen_vaes512_gcm_r1_seal_aes_done_2
+.Laesgen_vaes512_gcm_r1_seal_aes_done_2:
 	vmovdqa64	%xmm0, 1536(%rbx)
 .Laesgen_vaes512_gcm_r1_seal_have_j0:
 	vmovdqa64	1568(%rbx), %xmm0

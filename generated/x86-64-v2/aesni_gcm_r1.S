@@ -1668,38 +1668,38 @@ aesgen_aesni_gcm_r1_seal:
 	.cfi_restore_state
 .Laesgen_aesni_gcm_r1_seal_record:
 	movzbl	(%rsi), %edx
-	movzbl	1(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
-	movzbl	2(%rsi), %edx
-	movzbl	3(%rsi), %r10d
+	movzbl	1(%rsi), %r10d
 	shlq	$8, %r10
 	orq	%rdx, %r10
-	shlq	$16, %r10
-	orq	%rdi, %r10
-	movzbl	4(%rsi), %edx
-	movzbl	5(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
-	movzbl	6(%rsi), %edx
-	movzbl	7(%rsi), %r11d
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
 	shlq	$8, %r11
 	orq	%rdx, %r11
 	shlq	$16, %r11
-	orq	%rdi, %r11
-	shlq	$32, %r11
 	orq	%r10, %r11
-	movq	%r11, %xmm0
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r10, %rbp
+	shlq	$32, %rbp
+	orq	%r11, %rbp
+	movq	%rbp, %xmm0
 	movzbl	8(%rsi), %edx
-	movzbl	9(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
 	movzbl	10(%rsi), %edx
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
 	orq	%rdx, %rsi
 	shlq	$16, %rsi
-	orq	%rdi, %rsi
+	orq	%r10, %rsi
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm0
@@ -1777,6 +1777,106 @@ aesgen_aesni_gcm_r1_seal:
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
 	movq	$0, 632(%rbx)
+	cmpq	$127, %rdi
+	ja	.Laesgen_aesni_gcm_r1_seal_record_faced
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rbx)
+	movq	$-1, 640(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r1_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r1_seal_aes192
+.Laesgen_aesni_gcm_r1_seal_aes256:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes128:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes192:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes_done:
+	movdqa	%xmm0, 512(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_record_begun
+.Laesgen_aesni_gcm_r1_seal_record_faced:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
@@ -1927,6 +2027,7 @@ aesgen_aesni_gcm_r1_seal:
 	jmp	.Laesgen_aesni_gcm_r1_seal_aes_j0_done
 .Laesgen_aesni_gcm_r1_seal_aes_j0_done:
 	movdqa	%xmm0, 512(%rbx)
+.Laesgen_aesni_gcm_r1_seal_record_begun:
 	jmp	.Laesgen_aesni_gcm_r1_seal_data
 .Laesgen_aesni_gcm_r1_seal_general:
 	pxor	%xmm0, %xmm0
@@ -2451,10 +2552,10 @@ aesgen_aesni_gcm_r1_seal:
 	movq	$-1, 640(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes128
+	je	.Laesgen_aesni_gcm_r1_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes192
-.Laesgen_aesni_gcm_r1_seal_aes256:
+	je	.Laesgen_aesni_gcm_r1_seal_aes192_2
+.Laesgen_aesni_gcm_r1_seal_aes256_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2485,8 +2586,8 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes128:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
+.Laesgen_aesni_gcm_r1_seal_aes128_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2509,8 +2610,8 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes192:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
+.Laesgen_aesni_gcm_r1_seal_aes192_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2537,8 +2638,8 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes_done:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_done_2:
 	movdqa	%xmm0, 512(%rbx)
 .Laesgen_aesni_gcm_r1_seal_have_j0:
 	movdqa	544(%rbx), %xmm0

@@ -3103,38 +3103,38 @@ aesgen_gfni128_gcm_r2_seal:
 	.cfi_restore_state
 .Laesgen_gfni128_gcm_r2_seal_record:
 	movzbl	(%rsi), %edx
-	movzbl	1(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
-	movzbl	2(%rsi), %edx
-	movzbl	3(%rsi), %r10d
+	movzbl	1(%rsi), %r10d
 	shlq	$8, %r10
 	orq	%rdx, %r10
-	shlq	$16, %r10
-	orq	%rdi, %r10
-	movzbl	4(%rsi), %edx
-	movzbl	5(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
-	movzbl	6(%rsi), %edx
-	movzbl	7(%rsi), %r11d
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
 	shlq	$8, %r11
 	orq	%rdx, %r11
 	shlq	$16, %r11
-	orq	%rdi, %r11
-	shlq	$32, %r11
 	orq	%r10, %r11
-	vmovq	%r11, %xmm0
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r10, %rbp
+	shlq	$32, %rbp
+	orq	%r11, %rbp
+	vmovq	%rbp, %xmm0
 	movzbl	8(%rsi), %edx
-	movzbl	9(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rdx, %rdi
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
 	movzbl	10(%rsi), %edx
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
 	orq	%rdx, %rsi
 	shlq	$16, %rsi
-	orq	%rdi, %rsi
+	orq	%r10, %rsi
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
@@ -3204,6 +3204,341 @@ aesgen_gfni128_gcm_r2_seal:
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
 	movq	$0, 632(%rbx)
+	cmpq	$79, %rdi
+	ja	.Laesgen_gfni128_gcm_r2_seal_record_faced
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni128_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	movq	$-1, 640(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_gfni128_gcm_r2_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_gfni128_gcm_r2_seal_aes192
+.Laesgen_gfni128_gcm_r2_seal_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done
+.Laesgen_gfni128_gcm_r2_seal_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done
+.Laesgen_gfni128_gcm_r2_seal_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done
+.Laesgen_gfni128_gcm_r2_seal_aes_done:
+	vmovdqa	%xmm0, 512(%rbx)
+	jmp	.Laesgen_gfni128_gcm_r2_seal_record_begun
+.Laesgen_gfni128_gcm_r2_seal_record_faced:
 	vpshufb	.Laesgen_gfni128_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
@@ -3634,6 +3969,7 @@ aesgen_gfni128_gcm_r2_seal:
 	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_j0_done
 .Laesgen_gfni128_gcm_r2_seal_aes_j0_done:
 	vmovdqa	%xmm0, 512(%rbx)
+.Laesgen_gfni128_gcm_r2_seal_record_begun:
 	jmp	.Laesgen_gfni128_gcm_r2_seal_data
 .Laesgen_gfni128_gcm_r2_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -4398,10 +4734,10 @@ aesgen_gfni128_gcm_r2_seal:
 	movq	$-1, 640(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_gfni128_gcm_r2_seal_aes128
+	je	.Laesgen_gfni128_gcm_r2_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_gfni128_gcm_r2_seal_aes192
-.Laesgen_gfni128_gcm_r2_seal_aes256:
+	je	.Laesgen_gfni128_gcm_r2_seal_aes192_2
+.Laesgen_gfni128_gcm_r2_seal_aes256_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4525,8 +4861,8 @@ aesgen_gfni128_gcm_r2_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done
-.Laesgen_gfni128_gcm_r2_seal_aes128:
+	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done_2
+.Laesgen_gfni128_gcm_r2_seal_aes128_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4614,8 +4950,8 @@ aesgen_gfni128_gcm_r2_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_gcm_r2_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done
-.Laesgen_gfni128_gcm_r2_seal_aes192:
+	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done_2
+.Laesgen_gfni128_gcm_r2_seal_aes192_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4720,8 +5056,8 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done
-.Laesgen_gfni128_gcm_r2_seal_aes_done:
+	jmp	.Laesgen_gfni128_gcm_r2_seal_aes_done_2
+.Laesgen_gfni128_gcm_r2_seal_aes_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
 .Laesgen_gfni128_gcm_r2_seal_have_j0:
 	vmovdqa	544(%rbx), %xmm0

@@ -3900,45 +3900,45 @@ aesgen_gfni512_gcm_r2_seal:
 	ret
 	.cfi_restore_state
 .Laesgen_gfni512_gcm_r2_seal_record:
-	movzbl	(%rsi), %eax
-	movzbl	1(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	2(%rsi), %eax
-	movzbl	3(%rsi), %edi
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %edi
 	shlq	$8, %rdi
-	orq	%rax, %rdi
-	shlq	$16, %rdi
 	orq	%rdx, %rdi
-	movzbl	4(%rsi), %eax
-	movzbl	5(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	6(%rsi), %eax
-	movzbl	7(%rsi), %r10d
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r10d
 	shlq	$8, %r10
-	orq	%rax, %r10
-	shlq	$16, %r10
 	orq	%rdx, %r10
-	shlq	$32, %r10
+	shlq	$16, %r10
 	orq	%rdi, %r10
-	vmovq	%r10, %xmm0
-	movzbl	8(%rsi), %eax
-	movzbl	9(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	10(%rsi), %eax
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%rdi, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	10(%rsi), %edx
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
-	orq	%rax, %rsi
-	shlq	$16, %rsi
 	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%rdi, %rsi
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
-	movq	$-1, %rax
-	bzhiq	%r8, %rax, %rax
-	kmovq	%rax, %k1
+	movq	$-1, %rdx
+	bzhiq	%r8, %rdx, %rdx
+	kmovq	%rdx, %k1
 	vmovdqu8	(%rcx), %xmm1{%k1}{z}
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 1280(%rbx), %xmm1, %xmm2
@@ -3964,6 +3964,308 @@ aesgen_gfni512_gcm_r2_seal:
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
 	movq	$0, 2744(%rbx)
+	cmpq	$511, %rax
+	ja	.Laesgen_gfni512_gcm_r2_seal_record_faced
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_gfni512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 2640(%rbx)
+	movq	$-1, 2752(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_gfni512_gcm_r2_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_gfni512_gcm_r2_seal_aes192
+.Laesgen_gfni512_gcm_r2_seal_aes256:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done
+.Laesgen_gfni512_gcm_r2_seal_aes128:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done
+.Laesgen_gfni512_gcm_r2_seal_aes192:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_seal_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm3, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done
+.Laesgen_gfni512_gcm_r2_seal_aes_done:
+	vmovdqa64	%xmm0, 2624(%rbx)
+	jmp	.Laesgen_gfni512_gcm_r2_seal_record_begun
+.Laesgen_gfni512_gcm_r2_seal_record_faced:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
@@ -4364,6 +4666,7 @@ aesgen_gfni512_gcm_r2_seal:
 	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_j0_done
 .Laesgen_gfni512_gcm_r2_seal_aes_j0_done:
 	vmovdqa64	%xmm0, 2624(%rbx)
+.Laesgen_gfni512_gcm_r2_seal_record_begun:
 	jmp	.Laesgen_gfni512_gcm_r2_seal_data
 .Laesgen_gfni512_gcm_r2_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
@@ -5097,10 +5400,10 @@ aesgen_gfni512_gcm_r2_seal:
 	movq	$-1, 2752(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_gfni512_gcm_r2_seal_aes128
+	je	.Laesgen_gfni512_gcm_r2_seal_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_gfni512_gcm_r2_seal_aes192
-.Laesgen_gfni512_gcm_r2_seal_aes256:
+	je	.Laesgen_gfni512_gcm_r2_seal_aes192_2
+.Laesgen_gfni512_gcm_r2_seal_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5211,8 +5514,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done
-.Laesgen_gfni512_gcm_r2_seal_aes128:
+	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done_2
+.Laesgen_gfni512_gcm_r2_seal_aes128_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5291,8 +5594,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done
-.Laesgen_gfni512_gcm_r2_seal_aes192:
+	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done_2
+.Laesgen_gfni512_gcm_r2_seal_aes192_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5386,8 +5689,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	192(%rbx), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done
-.Laesgen_gfni512_gcm_r2_seal_aes_done:
+	jmp	.Laesgen_gfni512_gcm_r2_seal_aes_done_2
+.Laesgen_gfni512_gcm_r2_seal_aes_done_2:
 	vmovdqa64	%xmm0, 2624(%rbx)
 .Laesgen_gfni512_gcm_r2_seal_have_j0:
 	vmovdqa64	2656(%rbx), %xmm0

@@ -12968,45 +12968,45 @@ aesgen_bitsliced512_gcm_r1_seal:
 	ret
 	.cfi_restore_state
 .Laesgen_bitsliced512_gcm_r1_seal_record:
-	movzbl	(%rsi), %eax
-	movzbl	1(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	2(%rsi), %eax
-	movzbl	3(%rsi), %edi
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %edi
 	shlq	$8, %rdi
-	orq	%rax, %rdi
-	shlq	$16, %rdi
 	orq	%rdx, %rdi
-	movzbl	4(%rsi), %eax
-	movzbl	5(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	6(%rsi), %eax
-	movzbl	7(%rsi), %r10d
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r10d
 	shlq	$8, %r10
-	orq	%rax, %r10
-	shlq	$16, %r10
 	orq	%rdx, %r10
-	shlq	$32, %r10
+	shlq	$16, %r10
 	orq	%rdi, %r10
-	vmovq	%r10, %xmm0
-	movzbl	8(%rsi), %eax
-	movzbl	9(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	10(%rsi), %eax
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%rdi, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	10(%rsi), %edx
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
-	orq	%rax, %rsi
-	shlq	$16, %rsi
 	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%rdi, %rsi
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
-	movq	$-1, %rax
-	bzhiq	%r8, %rax, %rax
-	kmovq	%rax, %k1
+	movq	$-1, %rdx
+	bzhiq	%r8, %rdx, %rdx
+	kmovq	%rdx, %k1
 	vmovdqu8	(%rcx), %xmm1{%k1}{z}
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 12096(%rbx), %xmm1, %xmm2
@@ -13032,6 +13032,1801 @@ aesgen_bitsliced512_gcm_r1_seal:
 	movq	$0, 13544(%rbx)
 	movq	$1, 13552(%rbx)
 	movq	$0, 13560(%rbx)
+	cmpq	$511, %rax
+	ja	.Laesgen_bitsliced512_gcm_r1_seal_record_faced
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_bitsliced512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 13456(%rbx)
+	movq	$-1, 13568(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_bitsliced512_gcm_r1_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_bitsliced512_gcm_r1_seal_aes192
+.Laesgen_bitsliced512_gcm_r1_seal_aes256:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm1, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpsllq	$1, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpsllq	$4, %xmm4, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm3
+	vpxorq	%xmm4, %xmm7, %xmm8
+	vpxorq	%xmm2, %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm10
+	vpxorq	%xmm2, %xmm4, %xmm11
+	vpxorq	%xmm2, %xmm7, %xmm2
+	vmovdqa64	%xmm3, %xmm12
+	vpternlogd	$150, %xmm9, %xmm1, %xmm12
+	vpternlogd	$150, %xmm8, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm13
+	vmovdqa64	%xmm6, %xmm14
+	vpternlogd	$150, %xmm12, %xmm5, %xmm14
+	vmovdqa64	%xmm6, %xmm15
+	vpternlogd	$150, %xmm3, %xmm5, %xmm15
+	vpternlogd	$150, %xmm0, %xmm5, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm0, %xmm7
+	vpxorq	%xmm3, %xmm0, %xmm16
+	vpandq	%xmm14, %xmm8, %xmm17
+	vpxorq	%xmm11, %xmm13, %xmm18
+	vmovdqa64	%xmm11, %xmm19
+	vpternlogd	$108, %xmm10, %xmm17, %xmm19
+	vpternlogd	$120, %xmm2, %xmm15, %xmm17
+	vmovdqa64	%xmm3, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm9
+	vpternlogd	$30, %xmm12, %xmm13, %xmm19
+	vpternlogd	$210, %xmm6, %xmm1, %xmm19
+	vpternlogd	$150, %xmm17, %xmm2, %xmm20
+	vpxorq	%xmm17, %xmm1, %xmm17
+	vpternlogd	$120, %xmm4, %xmm0, %xmm20
+	vpternlogd	$120, %xmm7, %xmm5, %xmm17
+	vpternlogd	$30, %xmm12, %xmm13, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm4, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm9
+	vpxorq	%xmm20, %xmm9, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm9, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm9
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm9, %xmm12
+	vpternlogd	$40, %xmm9, %xmm6, %xmm1
+	vpandq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$96, %xmm20, %xmm9, %xmm13
+	vpandq	%xmm20, %xmm7, %xmm7
+	vpxorq	%xmm19, %xmm9, %xmm9
+	vpternlogd	$106, %xmm13, %xmm9, %xmm15
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm12, %xmm22, %xmm14
+	vpandq	%xmm22, %xmm8, %xmm8
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm8, %xmm11
+	vpandq	%xmm22, %xmm10, %xmm10
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm12, %xmm22, %xmm3
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm3, %xmm17, %xmm0
+	vpternlogd	$106, %xmm0, %xmm20, %xmm5
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpternlogd	$150, %xmm0, %xmm11, %xmm13
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpxorq	%xmm18, %xmm11, %xmm12
+	vpternlogd	$106, %xmm12, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm0
+	vpternlogd	$150, %xmm15, %xmm10, %xmm11
+	vpternlogd	$150, %xmm1, %xmm11, %xmm7
+	vpternlogd	$150, %xmm11, %xmm5, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm4
+	vpxorq	%xmm5, %xmm15, %xmm1
+	vpternlogd	$106, %xmm1, %xmm9, %xmm2
+	vpternlogd	$150, %xmm2, %xmm14, %xmm8
+	vpxorq	%xmm14, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm1, %xmm6
+	vpxorq	%xmm1, %xmm12, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm13, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm7, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm8, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm6, %xmm14
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm1, %xmm15
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vpxorq	%xmm9, %xmm4, %xmm4
+	vpxorq	%xmm10, %xmm0, %xmm0
+	vpxorq	%xmm11, %xmm3, %xmm3
+	vpxorq	%xmm12, %xmm8, %xmm8
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm13, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm7, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm4, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm0, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm3, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm8, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm6, %xmm22
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm1, %xmm23
+	vpternlogd	$150, %xmm16, %xmm1, %xmm2
+	vpternlogd	$150, %xmm17, %xmm13, %xmm5
+	vpternlogd	$150, %xmm18, %xmm7, %xmm9
+	vpternlogd	$150, %xmm19, %xmm4, %xmm10
+	vpternlogd	$150, %xmm20, %xmm0, %xmm11
+	vpternlogd	$150, %xmm21, %xmm3, %xmm12
+	vpternlogd	$150, %xmm22, %xmm8, %xmm14
+	vpternlogd	$150, %xmm23, %xmm6, %xmm15
+	vpxorq	768(%rbx), %xmm2, %xmm2
+	vpternlogd	$150, 832(%rbx), %xmm1, %xmm5
+	vpxorq	896(%rbx), %xmm9, %xmm9
+	vpternlogd	$150, 960(%rbx), %xmm1, %xmm10
+	vpternlogd	$150, 1024(%rbx), %xmm1, %xmm11
+	vpxorq	1088(%rbx), %xmm12, %xmm12
+	vpxorq	1152(%rbx), %xmm14, %xmm14
+	vpxorq	1216(%rbx), %xmm15, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm0
+	vpxorq	%xmm9, %xmm12, %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm3
+	vpxorq	%xmm9, %xmm11, %xmm4
+	vpxorq	%xmm9, %xmm15, %xmm6
+	vmovdqa64	%xmm10, %xmm7
+	vpternlogd	$150, %xmm1, %xmm5, %xmm7
+	vpternlogd	$150, %xmm0, %xmm5, %xmm10
+	vpxorq	%xmm5, %xmm15, %xmm8
+	vmovdqa64	%xmm14, %xmm9
+	vpternlogd	$150, %xmm7, %xmm12, %xmm9
+	vmovdqa64	%xmm14, %xmm13
+	vpternlogd	$150, %xmm10, %xmm12, %xmm13
+	vpternlogd	$150, %xmm2, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm15, %xmm12
+	vpxorq	%xmm14, %xmm11, %xmm11
+	vpxorq	%xmm9, %xmm2, %xmm15
+	vpxorq	%xmm10, %xmm2, %xmm16
+	vpandq	%xmm9, %xmm0, %xmm17
+	vpxorq	%xmm4, %xmm8, %xmm18
+	vmovdqa64	%xmm4, %xmm19
+	vpternlogd	$108, %xmm3, %xmm17, %xmm19
+	vpternlogd	$120, %xmm6, %xmm13, %xmm17
+	vmovdqa64	%xmm10, %xmm20
+	vpternlogd	$106, %xmm13, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm1
+	vpternlogd	$30, %xmm7, %xmm8, %xmm19
+	vpternlogd	$210, %xmm14, %xmm5, %xmm19
+	vpternlogd	$150, %xmm17, %xmm6, %xmm20
+	vpxorq	%xmm17, %xmm5, %xmm17
+	vpternlogd	$120, %xmm11, %xmm2, %xmm20
+	vpternlogd	$120, %xmm15, %xmm12, %xmm17
+	vpternlogd	$30, %xmm7, %xmm8, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm11, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm1
+	vpxorq	%xmm20, %xmm1, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm1, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm1
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm1, %xmm7
+	vpternlogd	$40, %xmm1, %xmm14, %xmm5
+	vpandq	%xmm1, %xmm14, %xmm14
+	vpternlogd	$96, %xmm20, %xmm1, %xmm8
+	vpandq	%xmm20, %xmm15, %xmm15
+	vpxorq	%xmm19, %xmm1, %xmm1
+	vpternlogd	$106, %xmm8, %xmm1, %xmm13
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm7, %xmm22, %xmm9
+	vpandq	%xmm22, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm0, %xmm4
+	vpandq	%xmm22, %xmm3, %xmm3
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm7, %xmm22, %xmm10
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm10, %xmm17, %xmm2
+	vpternlogd	$106, %xmm2, %xmm20, %xmm12
+	vpxorq	%xmm15, %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm14, %xmm4
+	vpxorq	%xmm18, %xmm4, %xmm7
+	vpternlogd	$106, %xmm7, %xmm19, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpternlogd	$150, %xmm13, %xmm3, %xmm4
+	vpternlogd	$150, %xmm5, %xmm4, %xmm15
+	vpternlogd	$150, %xmm4, %xmm12, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm11
+	vpxorq	%xmm12, %xmm13, %xmm4
+	vpternlogd	$106, %xmm4, %xmm1, %xmm6
+	vpternlogd	$150, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm9, %xmm3, %xmm1
+	vpternlogd	$150, %xmm10, %xmm1, %xmm14
+	vpxorq	%xmm1, %xmm7, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm8, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm15, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm2, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm10, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm14, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm1, %xmm13
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm10, %xmm10
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpxorq	%xmm12, %xmm14, %xmm14
+	vpxorq	%xmm13, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm8, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm15, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm11, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm10, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm0, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm14, %xmm22
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm1, %xmm23
+	vpternlogd	$150, %xmm16, %xmm1, %xmm3
+	vpternlogd	$150, %xmm17, %xmm8, %xmm4
+	vpternlogd	$150, %xmm18, %xmm15, %xmm5
+	vpternlogd	$150, %xmm19, %xmm11, %xmm6
+	vpternlogd	$150, %xmm20, %xmm2, %xmm7
+	vpternlogd	$150, %xmm21, %xmm10, %xmm9
+	vpternlogd	$150, %xmm22, %xmm0, %xmm12
+	vpternlogd	$150, %xmm23, %xmm14, %xmm13
+	vpxorq	1280(%rbx), %xmm3, %xmm3
+	vpternlogd	$150, 1344(%rbx), %xmm1, %xmm4
+	vpxorq	1408(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1472(%rbx), %xmm1, %xmm6
+	vpternlogd	$150, 1536(%rbx), %xmm1, %xmm7
+	vpxorq	1600(%rbx), %xmm9, %xmm9
+	vpxorq	1664(%rbx), %xmm12, %xmm12
+	vpxorq	1728(%rbx), %xmm13, %xmm13
+	leaq	1792(%rbx), %rax
+	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+32(%rip), %rdx
+	movq	$11, %rcx
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_4:
+	vmovdqa64	%xmm3, %xmm0
+	vmovdqa64	%xmm4, %xmm1
+	vmovdqa64	%xmm5, %xmm2
+	vmovdqa64	%xmm6, %xmm3
+	vmovdqa64	%xmm7, %xmm4
+	vmovdqa64	%xmm9, %xmm5
+	vmovdqa64	%xmm12, %xmm6
+	vmovdqa64	%xmm13, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm8
+	vpxorq	%xmm2, %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm10
+	vpxorq	%xmm2, %xmm4, %xmm11
+	vpxorq	%xmm2, %xmm7, %xmm2
+	vmovdqa64	%xmm3, %xmm12
+	vpternlogd	$150, %xmm9, %xmm1, %xmm12
+	vpternlogd	$150, %xmm8, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm13
+	vmovdqa64	%xmm6, %xmm14
+	vpternlogd	$150, %xmm12, %xmm5, %xmm14
+	vmovdqa64	%xmm6, %xmm15
+	vpternlogd	$150, %xmm3, %xmm5, %xmm15
+	vpternlogd	$150, %xmm0, %xmm5, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm16
+	vpxorq	%xmm14, %xmm0, %xmm4
+	vpxorq	%xmm3, %xmm0, %xmm7
+	vpandq	%xmm14, %xmm8, %xmm17
+	vpxorq	%xmm11, %xmm13, %xmm18
+	vmovdqa64	%xmm11, %xmm19
+	vpternlogd	$108, %xmm10, %xmm17, %xmm19
+	vpternlogd	$120, %xmm2, %xmm15, %xmm17
+	vmovdqa64	%xmm3, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm9
+	vpternlogd	$30, %xmm12, %xmm13, %xmm19
+	vpternlogd	$210, %xmm6, %xmm1, %xmm19
+	vpternlogd	$150, %xmm17, %xmm2, %xmm20
+	vpxorq	%xmm17, %xmm1, %xmm17
+	vpternlogd	$120, %xmm16, %xmm0, %xmm20
+	vpternlogd	$120, %xmm4, %xmm5, %xmm17
+	vpternlogd	$30, %xmm12, %xmm13, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm16, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm7, %xmm9
+	vpxorq	%xmm20, %xmm9, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm9, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm9
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm9, %xmm12
+	vpternlogd	$40, %xmm9, %xmm6, %xmm1
+	vpandq	%xmm9, %xmm6, %xmm22
+	vpternlogd	$96, %xmm20, %xmm9, %xmm13
+	vpandq	%xmm20, %xmm4, %xmm23
+	vpxorq	%xmm19, %xmm9, %xmm4
+	vpternlogd	$106, %xmm13, %xmm4, %xmm15
+	vpxorq	%xmm1, %xmm13, %xmm24
+	vpxorq	%xmm20, %xmm17, %xmm6
+	vpternlogd	$106, %xmm12, %xmm6, %xmm14
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpternlogd	$108, %xmm6, %xmm8, %xmm11
+	vpandq	%xmm6, %xmm10, %xmm6
+	vpxorq	%xmm19, %xmm17, %xmm9
+	vpternlogd	$106, %xmm12, %xmm9, %xmm3
+	vpternlogd	$108, %xmm9, %xmm21, %xmm18
+	vpternlogd	$106, %xmm3, %xmm17, %xmm0
+	vpternlogd	$106, %xmm0, %xmm20, %xmm5
+	vpxorq	%xmm23, %xmm0, %xmm0
+	vpternlogd	$150, %xmm0, %xmm11, %xmm24
+	vpxorq	%xmm11, %xmm22, %xmm9
+	vpxorq	%xmm18, %xmm9, %xmm10
+	vpternlogd	$106, %xmm10, %xmm19, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm0
+	vpternlogd	$150, %xmm15, %xmm6, %xmm9
+	vpternlogd	$150, %xmm1, %xmm9, %xmm23
+	vpternlogd	$150, %xmm9, %xmm5, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm16
+	vpxorq	%xmm5, %xmm15, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm2, %xmm14, %xmm8
+	vpxorq	%xmm14, %xmm6, %xmm1
+	vpternlogd	$150, %xmm11, %xmm1, %xmm22
+	vpxorq	%xmm1, %xmm10, %xmm1
+	vpshufb	(%rdx), %xmm24, %xmm3
+	vpshufb	(%rdx), %xmm23, %xmm4
+	vpshufb	(%rdx), %xmm16, %xmm5
+	vpshufb	(%rdx), %xmm0, %xmm6
+	vpshufb	(%rdx), %xmm11, %xmm7
+	vpshufb	(%rdx), %xmm8, %xmm9
+	vpshufb	(%rdx), %xmm22, %xmm12
+	vpshufb	(%rdx), %xmm1, %xmm13
+	vpxorq	%xmm3, %xmm24, %xmm24
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm7, %xmm11, %xmm11
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vpxorq	%xmm13, %xmm1, %xmm1
+	vpshufb	16(%rdx), %xmm24, %xmm2
+	vpshufb	16(%rdx), %xmm23, %xmm10
+	vpshufb	16(%rdx), %xmm16, %xmm14
+	vpshufb	16(%rdx), %xmm0, %xmm15
+	vpshufb	16(%rdx), %xmm11, %xmm17
+	vpshufb	16(%rdx), %xmm8, %xmm18
+	vpshufb	16(%rdx), %xmm22, %xmm19
+	vpshufb	16(%rdx), %xmm1, %xmm20
+	vpternlogd	$150, %xmm2, %xmm1, %xmm3
+	vpternlogd	$150, %xmm10, %xmm24, %xmm4
+	vpternlogd	$150, %xmm14, %xmm23, %xmm5
+	vpternlogd	$150, %xmm15, %xmm16, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm7
+	vpternlogd	$150, %xmm18, %xmm11, %xmm9
+	vpternlogd	$150, %xmm19, %xmm8, %xmm12
+	vpternlogd	$150, %xmm20, %xmm22, %xmm13
+	vpxorq	(%rax), %xmm3, %xmm3
+	vpternlogd	$150, 64(%rax), %xmm1, %xmm4
+	vpxorq	128(%rax), %xmm5, %xmm5
+	vpternlogd	$150, 192(%rax), %xmm1, %xmm6
+	vpternlogd	$150, 256(%rax), %xmm1, %xmm7
+	vpxorq	320(%rax), %xmm9, %xmm9
+	vpxorq	384(%rax), %xmm12, %xmm12
+	vpxorq	448(%rax), %xmm13, %xmm13
+	addq	$512, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_4
+	vpxorq	%xmm7, %xmm13, %xmm0
+	vpxorq	%xmm5, %xmm9, %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm2
+	vpxorq	%xmm5, %xmm7, %xmm8
+	vpxorq	%xmm5, %xmm13, %xmm5
+	vmovdqa64	%xmm6, %xmm10
+	vpternlogd	$150, %xmm1, %xmm4, %xmm10
+	vpternlogd	$150, %xmm0, %xmm4, %xmm6
+	vpxorq	%xmm4, %xmm13, %xmm11
+	vmovdqa64	%xmm12, %xmm14
+	vpternlogd	$150, %xmm10, %xmm9, %xmm14
+	vmovdqa64	%xmm12, %xmm15
+	vpternlogd	$150, %xmm6, %xmm9, %xmm15
+	vpternlogd	$150, %xmm3, %xmm9, %xmm12
+	vpxorq	%xmm12, %xmm13, %xmm9
+	vpxorq	%xmm12, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm3, %xmm13
+	vpxorq	%xmm6, %xmm3, %xmm16
+	vpandq	%xmm14, %xmm0, %xmm17
+	vpxorq	%xmm8, %xmm11, %xmm18
+	vmovdqa64	%xmm8, %xmm19
+	vpternlogd	$108, %xmm2, %xmm17, %xmm19
+	vpternlogd	$120, %xmm5, %xmm15, %xmm17
+	vmovdqa64	%xmm6, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm1
+	vpternlogd	$30, %xmm10, %xmm11, %xmm19
+	vpternlogd	$210, %xmm12, %xmm4, %xmm19
+	vpternlogd	$150, %xmm17, %xmm5, %xmm20
+	vpxorq	%xmm17, %xmm4, %xmm17
+	vpternlogd	$120, %xmm7, %xmm3, %xmm20
+	vpternlogd	$120, %xmm13, %xmm9, %xmm17
+	vpternlogd	$30, %xmm10, %xmm11, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm7, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm1
+	vpxorq	%xmm20, %xmm1, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm1, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm1
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm1, %xmm10
+	vpternlogd	$40, %xmm1, %xmm12, %xmm4
+	vpandq	%xmm1, %xmm12, %xmm12
+	vpternlogd	$96, %xmm20, %xmm1, %xmm11
+	vpandq	%xmm20, %xmm13, %xmm13
+	vpxorq	%xmm19, %xmm1, %xmm1
+	vpternlogd	$106, %xmm11, %xmm1, %xmm15
+	vpxorq	%xmm4, %xmm11, %xmm11
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm10, %xmm22, %xmm14
+	vpandq	%xmm22, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm0, %xmm8
+	vpandq	%xmm22, %xmm2, %xmm2
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm10, %xmm22, %xmm6
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm6, %xmm17, %xmm3
+	vpternlogd	$106, %xmm3, %xmm20, %xmm9
+	vpxorq	%xmm13, %xmm3, %xmm3
+	vpternlogd	$150, %xmm3, %xmm8, %xmm11
+	vpxorq	%xmm8, %xmm12, %xmm8
+	vpxorq	%xmm18, %xmm8, %xmm10
+	vpternlogd	$106, %xmm10, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm3
+	vpternlogd	$150, %xmm15, %xmm2, %xmm8
+	vpternlogd	$150, %xmm4, %xmm8, %xmm13
+	vpternlogd	$150, %xmm8, %xmm9, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm7
+	vpxorq	%xmm9, %xmm15, %xmm4
+	vpternlogd	$106, %xmm4, %xmm1, %xmm5
+	vpternlogd	$150, %xmm5, %xmm14, %xmm0
+	vpxorq	%xmm14, %xmm2, %xmm1
+	vpternlogd	$150, %xmm6, %xmm1, %xmm12
+	vpxorq	%xmm1, %xmm10, %xmm1
+	vpxorq	7424(%rbx), %xmm11, %xmm11
+	vpxorq	7488(%rbx), %xmm13, %xmm13
+	vpxorq	7552(%rbx), %xmm7, %xmm7
+	vpxorq	7616(%rbx), %xmm3, %xmm3
+	vpxorq	7680(%rbx), %xmm6, %xmm6
+	vpxorq	7744(%rbx), %xmm0, %xmm0
+	vpxorq	7808(%rbx), %xmm12, %xmm12
+	vpxorq	7872(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm2
+	vpsllq	$1, %xmm13, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm13
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm11
+	vpsrlq	$1, %xmm7, %xmm2
+	vpsllq	$1, %xmm3, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm7
+	vpsrlq	$1, %xmm6, %xmm2
+	vpsllq	$1, %xmm0, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm6
+	vpsrlq	$1, %xmm12, %xmm2
+	vpsllq	$1, %xmm1, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm12
+	vpsrlq	$2, %xmm11, %xmm2
+	vpsllq	$2, %xmm7, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm11
+	vpsrlq	$2, %xmm13, %xmm2
+	vpsllq	$2, %xmm3, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm13
+	vpsrlq	$2, %xmm6, %xmm2
+	vpsllq	$2, %xmm12, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm6
+	vpsrlq	$2, %xmm0, %xmm2
+	vpsllq	$2, %xmm1, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm0
+	vpsrlq	$4, %xmm11, %xmm2
+	vpsllq	$4, %xmm6, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm4, %xmm11
+	vpsrlq	$4, %xmm13, %xmm2
+	vpsllq	$4, %xmm0, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm4, %xmm13
+	vpsrlq	$4, %xmm7, %xmm0
+	vpsllq	$4, %xmm12, %xmm2
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm7
+	vpsrlq	$4, %xmm3, %xmm0
+	vpsllq	$4, %xmm1, %xmm2
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm3
+	vmovdqa64	%xmm11, %xmm0
+	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done
+.Laesgen_bitsliced512_gcm_r1_seal_aes128:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_layout2128(%rip), %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm1, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpsllq	$1, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpsllq	$4, %xmm4, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm3
+	vpxorq	%xmm4, %xmm7, %xmm8
+	vpxorq	%xmm2, %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm10
+	vpxorq	%xmm2, %xmm4, %xmm11
+	vpxorq	%xmm2, %xmm7, %xmm2
+	vmovdqa64	%xmm3, %xmm12
+	vpternlogd	$150, %xmm9, %xmm1, %xmm12
+	vpternlogd	$150, %xmm8, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm13
+	vmovdqa64	%xmm6, %xmm14
+	vpternlogd	$150, %xmm12, %xmm5, %xmm14
+	vmovdqa64	%xmm6, %xmm15
+	vpternlogd	$150, %xmm3, %xmm5, %xmm15
+	vpternlogd	$150, %xmm0, %xmm5, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm0, %xmm7
+	vpxorq	%xmm3, %xmm0, %xmm16
+	vpandq	%xmm14, %xmm8, %xmm17
+	vpxorq	%xmm11, %xmm13, %xmm18
+	vmovdqa64	%xmm11, %xmm19
+	vpternlogd	$108, %xmm10, %xmm17, %xmm19
+	vpternlogd	$120, %xmm2, %xmm15, %xmm17
+	vmovdqa64	%xmm3, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm9
+	vpternlogd	$30, %xmm12, %xmm13, %xmm19
+	vpternlogd	$210, %xmm6, %xmm1, %xmm19
+	vpternlogd	$150, %xmm17, %xmm2, %xmm20
+	vpxorq	%xmm17, %xmm1, %xmm17
+	vpternlogd	$120, %xmm4, %xmm0, %xmm20
+	vpternlogd	$120, %xmm7, %xmm5, %xmm17
+	vpternlogd	$30, %xmm12, %xmm13, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm4, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm9
+	vpxorq	%xmm20, %xmm9, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm9, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm9
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm9, %xmm12
+	vpternlogd	$40, %xmm9, %xmm6, %xmm1
+	vpandq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$96, %xmm20, %xmm9, %xmm13
+	vpandq	%xmm20, %xmm7, %xmm7
+	vpxorq	%xmm19, %xmm9, %xmm9
+	vpternlogd	$106, %xmm13, %xmm9, %xmm15
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm12, %xmm22, %xmm14
+	vpandq	%xmm22, %xmm8, %xmm8
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm8, %xmm11
+	vpandq	%xmm22, %xmm10, %xmm10
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm12, %xmm22, %xmm3
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm3, %xmm17, %xmm0
+	vpternlogd	$106, %xmm0, %xmm20, %xmm5
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpternlogd	$150, %xmm0, %xmm11, %xmm13
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpxorq	%xmm18, %xmm11, %xmm12
+	vpternlogd	$106, %xmm12, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm0
+	vpternlogd	$150, %xmm15, %xmm10, %xmm11
+	vpternlogd	$150, %xmm1, %xmm11, %xmm7
+	vpternlogd	$150, %xmm11, %xmm5, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm4
+	vpxorq	%xmm5, %xmm15, %xmm1
+	vpternlogd	$106, %xmm1, %xmm9, %xmm2
+	vpternlogd	$150, %xmm2, %xmm14, %xmm8
+	vpxorq	%xmm14, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm1, %xmm6
+	vpxorq	%xmm1, %xmm12, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm13, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm7, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm8, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm6, %xmm14
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l3128(%rip), %xmm1, %xmm15
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vpxorq	%xmm9, %xmm4, %xmm4
+	vpxorq	%xmm10, %xmm0, %xmm0
+	vpxorq	%xmm11, %xmm3, %xmm3
+	vpxorq	%xmm12, %xmm8, %xmm8
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm13, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm7, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm4, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm0, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm3, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm8, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm6, %xmm22
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l3128(%rip), %xmm1, %xmm23
+	vpternlogd	$150, %xmm16, %xmm1, %xmm2
+	vpternlogd	$150, %xmm17, %xmm13, %xmm5
+	vpternlogd	$150, %xmm18, %xmm7, %xmm9
+	vpternlogd	$150, %xmm19, %xmm4, %xmm10
+	vpternlogd	$150, %xmm20, %xmm0, %xmm11
+	vpternlogd	$150, %xmm21, %xmm3, %xmm12
+	vpternlogd	$150, %xmm22, %xmm8, %xmm14
+	vpternlogd	$150, %xmm23, %xmm6, %xmm15
+	vpxorq	768(%rbx), %xmm2, %xmm2
+	vpternlogd	$150, 832(%rbx), %xmm1, %xmm5
+	vpxorq	896(%rbx), %xmm9, %xmm9
+	vpternlogd	$150, 960(%rbx), %xmm1, %xmm10
+	vpternlogd	$150, 1024(%rbx), %xmm1, %xmm11
+	vpxorq	1088(%rbx), %xmm12, %xmm12
+	vpxorq	1152(%rbx), %xmm14, %xmm14
+	vpxorq	1216(%rbx), %xmm15, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm0
+	vpxorq	%xmm9, %xmm12, %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm3
+	vpxorq	%xmm9, %xmm11, %xmm4
+	vpxorq	%xmm9, %xmm15, %xmm6
+	vmovdqa64	%xmm10, %xmm7
+	vpternlogd	$150, %xmm1, %xmm5, %xmm7
+	vpternlogd	$150, %xmm0, %xmm5, %xmm10
+	vpxorq	%xmm5, %xmm15, %xmm8
+	vmovdqa64	%xmm14, %xmm9
+	vpternlogd	$150, %xmm7, %xmm12, %xmm9
+	vmovdqa64	%xmm14, %xmm13
+	vpternlogd	$150, %xmm10, %xmm12, %xmm13
+	vpternlogd	$150, %xmm2, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm15, %xmm12
+	vpxorq	%xmm14, %xmm11, %xmm11
+	vpxorq	%xmm9, %xmm2, %xmm15
+	vpxorq	%xmm10, %xmm2, %xmm16
+	vpandq	%xmm9, %xmm0, %xmm17
+	vpxorq	%xmm4, %xmm8, %xmm18
+	vmovdqa64	%xmm4, %xmm19
+	vpternlogd	$108, %xmm3, %xmm17, %xmm19
+	vpternlogd	$120, %xmm6, %xmm13, %xmm17
+	vmovdqa64	%xmm10, %xmm20
+	vpternlogd	$106, %xmm13, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm1
+	vpternlogd	$30, %xmm7, %xmm8, %xmm19
+	vpternlogd	$210, %xmm14, %xmm5, %xmm19
+	vpternlogd	$150, %xmm17, %xmm6, %xmm20
+	vpxorq	%xmm17, %xmm5, %xmm17
+	vpternlogd	$120, %xmm11, %xmm2, %xmm20
+	vpternlogd	$120, %xmm15, %xmm12, %xmm17
+	vpternlogd	$30, %xmm7, %xmm8, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm11, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm1
+	vpxorq	%xmm20, %xmm1, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm1, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm1
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm1, %xmm7
+	vpternlogd	$40, %xmm1, %xmm14, %xmm5
+	vpandq	%xmm1, %xmm14, %xmm14
+	vpternlogd	$96, %xmm20, %xmm1, %xmm8
+	vpandq	%xmm20, %xmm15, %xmm15
+	vpxorq	%xmm19, %xmm1, %xmm1
+	vpternlogd	$106, %xmm8, %xmm1, %xmm13
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm7, %xmm22, %xmm9
+	vpandq	%xmm22, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm0, %xmm4
+	vpandq	%xmm22, %xmm3, %xmm3
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm7, %xmm22, %xmm10
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm10, %xmm17, %xmm2
+	vpternlogd	$106, %xmm2, %xmm20, %xmm12
+	vpxorq	%xmm15, %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm14, %xmm4
+	vpxorq	%xmm18, %xmm4, %xmm7
+	vpternlogd	$106, %xmm7, %xmm19, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpternlogd	$150, %xmm13, %xmm3, %xmm4
+	vpternlogd	$150, %xmm5, %xmm4, %xmm15
+	vpternlogd	$150, %xmm4, %xmm12, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm11
+	vpxorq	%xmm12, %xmm13, %xmm4
+	vpternlogd	$106, %xmm4, %xmm1, %xmm6
+	vpternlogd	$150, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm9, %xmm3, %xmm1
+	vpternlogd	$150, %xmm10, %xmm1, %xmm14
+	vpxorq	%xmm1, %xmm7, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm8, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm15, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm2, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm10, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm14, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l0128(%rip), %xmm1, %xmm13
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm10, %xmm10
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpxorq	%xmm12, %xmm14, %xmm14
+	vpxorq	%xmm13, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm8, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm15, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm11, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm10, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm0, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm14, %xmm22
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l0128(%rip), %xmm1, %xmm23
+	vpternlogd	$150, %xmm16, %xmm1, %xmm3
+	vpternlogd	$150, %xmm17, %xmm8, %xmm4
+	vpternlogd	$150, %xmm18, %xmm15, %xmm5
+	vpternlogd	$150, %xmm19, %xmm11, %xmm6
+	vpternlogd	$150, %xmm20, %xmm2, %xmm7
+	vpternlogd	$150, %xmm21, %xmm10, %xmm9
+	vpternlogd	$150, %xmm22, %xmm0, %xmm12
+	vpternlogd	$150, %xmm23, %xmm14, %xmm13
+	vpxorq	1280(%rbx), %xmm3, %xmm3
+	vpternlogd	$150, 1344(%rbx), %xmm1, %xmm4
+	vpxorq	1408(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1472(%rbx), %xmm1, %xmm6
+	vpternlogd	$150, 1536(%rbx), %xmm1, %xmm7
+	vpxorq	1600(%rbx), %xmm9, %xmm9
+	vpxorq	1664(%rbx), %xmm12, %xmm12
+	vpxorq	1728(%rbx), %xmm13, %xmm13
+	leaq	1792(%rbx), %rax
+	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+32(%rip), %rdx
+	movq	$7, %rcx
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_5:
+	vmovdqa64	%xmm3, %xmm0
+	vmovdqa64	%xmm4, %xmm1
+	vmovdqa64	%xmm5, %xmm2
+	vmovdqa64	%xmm6, %xmm3
+	vmovdqa64	%xmm7, %xmm4
+	vmovdqa64	%xmm9, %xmm5
+	vmovdqa64	%xmm12, %xmm6
+	vmovdqa64	%xmm13, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm8
+	vpxorq	%xmm2, %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm10
+	vpxorq	%xmm2, %xmm4, %xmm11
+	vpxorq	%xmm2, %xmm7, %xmm2
+	vmovdqa64	%xmm3, %xmm12
+	vpternlogd	$150, %xmm9, %xmm1, %xmm12
+	vpternlogd	$150, %xmm8, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm13
+	vmovdqa64	%xmm6, %xmm14
+	vpternlogd	$150, %xmm12, %xmm5, %xmm14
+	vmovdqa64	%xmm6, %xmm15
+	vpternlogd	$150, %xmm3, %xmm5, %xmm15
+	vpternlogd	$150, %xmm0, %xmm5, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm16
+	vpxorq	%xmm14, %xmm0, %xmm4
+	vpxorq	%xmm3, %xmm0, %xmm7
+	vpandq	%xmm14, %xmm8, %xmm17
+	vpxorq	%xmm11, %xmm13, %xmm18
+	vmovdqa64	%xmm11, %xmm19
+	vpternlogd	$108, %xmm10, %xmm17, %xmm19
+	vpternlogd	$120, %xmm2, %xmm15, %xmm17
+	vmovdqa64	%xmm3, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm9
+	vpternlogd	$30, %xmm12, %xmm13, %xmm19
+	vpternlogd	$210, %xmm6, %xmm1, %xmm19
+	vpternlogd	$150, %xmm17, %xmm2, %xmm20
+	vpxorq	%xmm17, %xmm1, %xmm17
+	vpternlogd	$120, %xmm16, %xmm0, %xmm20
+	vpternlogd	$120, %xmm4, %xmm5, %xmm17
+	vpternlogd	$30, %xmm12, %xmm13, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm16, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm7, %xmm9
+	vpxorq	%xmm20, %xmm9, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm9, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm9
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm9, %xmm12
+	vpternlogd	$40, %xmm9, %xmm6, %xmm1
+	vpandq	%xmm9, %xmm6, %xmm22
+	vpternlogd	$96, %xmm20, %xmm9, %xmm13
+	vpandq	%xmm20, %xmm4, %xmm23
+	vpxorq	%xmm19, %xmm9, %xmm4
+	vpternlogd	$106, %xmm13, %xmm4, %xmm15
+	vpxorq	%xmm1, %xmm13, %xmm24
+	vpxorq	%xmm20, %xmm17, %xmm6
+	vpternlogd	$106, %xmm12, %xmm6, %xmm14
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpternlogd	$108, %xmm6, %xmm8, %xmm11
+	vpandq	%xmm6, %xmm10, %xmm6
+	vpxorq	%xmm19, %xmm17, %xmm9
+	vpternlogd	$106, %xmm12, %xmm9, %xmm3
+	vpternlogd	$108, %xmm9, %xmm21, %xmm18
+	vpternlogd	$106, %xmm3, %xmm17, %xmm0
+	vpternlogd	$106, %xmm0, %xmm20, %xmm5
+	vpxorq	%xmm23, %xmm0, %xmm0
+	vpternlogd	$150, %xmm0, %xmm11, %xmm24
+	vpxorq	%xmm11, %xmm22, %xmm9
+	vpxorq	%xmm18, %xmm9, %xmm10
+	vpternlogd	$106, %xmm10, %xmm19, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm0
+	vpternlogd	$150, %xmm15, %xmm6, %xmm9
+	vpternlogd	$150, %xmm1, %xmm9, %xmm23
+	vpternlogd	$150, %xmm9, %xmm5, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm16
+	vpxorq	%xmm5, %xmm15, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm2, %xmm14, %xmm8
+	vpxorq	%xmm14, %xmm6, %xmm1
+	vpternlogd	$150, %xmm11, %xmm1, %xmm22
+	vpxorq	%xmm1, %xmm10, %xmm1
+	vpshufb	(%rdx), %xmm24, %xmm3
+	vpshufb	(%rdx), %xmm23, %xmm4
+	vpshufb	(%rdx), %xmm16, %xmm5
+	vpshufb	(%rdx), %xmm0, %xmm6
+	vpshufb	(%rdx), %xmm11, %xmm7
+	vpshufb	(%rdx), %xmm8, %xmm9
+	vpshufb	(%rdx), %xmm22, %xmm12
+	vpshufb	(%rdx), %xmm1, %xmm13
+	vpxorq	%xmm3, %xmm24, %xmm24
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm7, %xmm11, %xmm11
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vpxorq	%xmm13, %xmm1, %xmm1
+	vpshufb	16(%rdx), %xmm24, %xmm2
+	vpshufb	16(%rdx), %xmm23, %xmm10
+	vpshufb	16(%rdx), %xmm16, %xmm14
+	vpshufb	16(%rdx), %xmm0, %xmm15
+	vpshufb	16(%rdx), %xmm11, %xmm17
+	vpshufb	16(%rdx), %xmm8, %xmm18
+	vpshufb	16(%rdx), %xmm22, %xmm19
+	vpshufb	16(%rdx), %xmm1, %xmm20
+	vpternlogd	$150, %xmm2, %xmm1, %xmm3
+	vpternlogd	$150, %xmm10, %xmm24, %xmm4
+	vpternlogd	$150, %xmm14, %xmm23, %xmm5
+	vpternlogd	$150, %xmm15, %xmm16, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm7
+	vpternlogd	$150, %xmm18, %xmm11, %xmm9
+	vpternlogd	$150, %xmm19, %xmm8, %xmm12
+	vpternlogd	$150, %xmm20, %xmm22, %xmm13
+	vpxorq	(%rax), %xmm3, %xmm3
+	vpternlogd	$150, 64(%rax), %xmm1, %xmm4
+	vpxorq	128(%rax), %xmm5, %xmm5
+	vpternlogd	$150, 192(%rax), %xmm1, %xmm6
+	vpternlogd	$150, 256(%rax), %xmm1, %xmm7
+	vpxorq	320(%rax), %xmm9, %xmm9
+	vpxorq	384(%rax), %xmm12, %xmm12
+	vpxorq	448(%rax), %xmm13, %xmm13
+	addq	$512, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_5
+	vpxorq	%xmm7, %xmm13, %xmm0
+	vpxorq	%xmm5, %xmm9, %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm2
+	vpxorq	%xmm5, %xmm7, %xmm8
+	vpxorq	%xmm5, %xmm13, %xmm5
+	vmovdqa64	%xmm6, %xmm10
+	vpternlogd	$150, %xmm1, %xmm4, %xmm10
+	vpternlogd	$150, %xmm0, %xmm4, %xmm6
+	vpxorq	%xmm4, %xmm13, %xmm11
+	vmovdqa64	%xmm12, %xmm14
+	vpternlogd	$150, %xmm10, %xmm9, %xmm14
+	vmovdqa64	%xmm12, %xmm15
+	vpternlogd	$150, %xmm6, %xmm9, %xmm15
+	vpternlogd	$150, %xmm3, %xmm9, %xmm12
+	vpxorq	%xmm12, %xmm13, %xmm9
+	vpxorq	%xmm12, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm3, %xmm13
+	vpxorq	%xmm6, %xmm3, %xmm16
+	vpandq	%xmm14, %xmm0, %xmm17
+	vpxorq	%xmm8, %xmm11, %xmm18
+	vmovdqa64	%xmm8, %xmm19
+	vpternlogd	$108, %xmm2, %xmm17, %xmm19
+	vpternlogd	$120, %xmm5, %xmm15, %xmm17
+	vmovdqa64	%xmm6, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm1
+	vpternlogd	$30, %xmm10, %xmm11, %xmm19
+	vpternlogd	$210, %xmm12, %xmm4, %xmm19
+	vpternlogd	$150, %xmm17, %xmm5, %xmm20
+	vpxorq	%xmm17, %xmm4, %xmm17
+	vpternlogd	$120, %xmm7, %xmm3, %xmm20
+	vpternlogd	$120, %xmm13, %xmm9, %xmm17
+	vpternlogd	$30, %xmm10, %xmm11, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm7, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm1
+	vpxorq	%xmm20, %xmm1, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm1, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm1
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm1, %xmm10
+	vpternlogd	$40, %xmm1, %xmm12, %xmm4
+	vpandq	%xmm1, %xmm12, %xmm12
+	vpternlogd	$96, %xmm20, %xmm1, %xmm11
+	vpandq	%xmm20, %xmm13, %xmm13
+	vpxorq	%xmm19, %xmm1, %xmm1
+	vpternlogd	$106, %xmm11, %xmm1, %xmm15
+	vpxorq	%xmm4, %xmm11, %xmm11
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm10, %xmm22, %xmm14
+	vpandq	%xmm22, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm0, %xmm8
+	vpandq	%xmm22, %xmm2, %xmm2
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm10, %xmm22, %xmm6
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm6, %xmm17, %xmm3
+	vpternlogd	$106, %xmm3, %xmm20, %xmm9
+	vpxorq	%xmm13, %xmm3, %xmm3
+	vpternlogd	$150, %xmm3, %xmm8, %xmm11
+	vpxorq	%xmm8, %xmm12, %xmm8
+	vpxorq	%xmm18, %xmm8, %xmm10
+	vpternlogd	$106, %xmm10, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm3
+	vpternlogd	$150, %xmm15, %xmm2, %xmm8
+	vpternlogd	$150, %xmm4, %xmm8, %xmm13
+	vpternlogd	$150, %xmm8, %xmm9, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm7
+	vpxorq	%xmm9, %xmm15, %xmm4
+	vpternlogd	$106, %xmm4, %xmm1, %xmm5
+	vpternlogd	$150, %xmm5, %xmm14, %xmm0
+	vpxorq	%xmm14, %xmm2, %xmm1
+	vpternlogd	$150, %xmm6, %xmm1, %xmm12
+	vpxorq	%xmm1, %xmm10, %xmm1
+	vpxorq	5376(%rbx), %xmm11, %xmm11
+	vpxorq	5440(%rbx), %xmm13, %xmm13
+	vpxorq	5504(%rbx), %xmm7, %xmm7
+	vpxorq	5568(%rbx), %xmm3, %xmm3
+	vpxorq	5632(%rbx), %xmm6, %xmm6
+	vpxorq	5696(%rbx), %xmm0, %xmm0
+	vpxorq	5760(%rbx), %xmm12, %xmm12
+	vpxorq	5824(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm2
+	vpsllq	$1, %xmm13, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm13
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm11
+	vpsrlq	$1, %xmm7, %xmm2
+	vpsllq	$1, %xmm3, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm7
+	vpsrlq	$1, %xmm6, %xmm2
+	vpsllq	$1, %xmm0, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm6
+	vpsrlq	$1, %xmm12, %xmm2
+	vpsllq	$1, %xmm1, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm12
+	vpsrlq	$2, %xmm11, %xmm2
+	vpsllq	$2, %xmm7, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm11
+	vpsrlq	$2, %xmm13, %xmm2
+	vpsllq	$2, %xmm3, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm13
+	vpsrlq	$2, %xmm6, %xmm2
+	vpsllq	$2, %xmm12, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm6
+	vpsrlq	$2, %xmm0, %xmm2
+	vpsllq	$2, %xmm1, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm0
+	vpsrlq	$4, %xmm11, %xmm2
+	vpsllq	$4, %xmm6, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm4, %xmm11
+	vpsrlq	$4, %xmm13, %xmm2
+	vpsllq	$4, %xmm0, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm4, %xmm13
+	vpsrlq	$4, %xmm7, %xmm0
+	vpsllq	$4, %xmm12, %xmm2
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm7
+	vpsrlq	$4, %xmm3, %xmm0
+	vpsllq	$4, %xmm1, %xmm2
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm3
+	vmovdqa64	%xmm11, %xmm0
+	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done
+.Laesgen_bitsliced512_gcm_r1_seal_aes192:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm1, %xmm1
+	vpxorq	%xmm2, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm6, %xmm6
+	vpxorq	%xmm7, %xmm7, %xmm7
+	vpsrlq	$1, %xmm0, %xmm8
+	vpsllq	$1, %xmm1, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm0
+	vpsrlq	$1, %xmm2, %xmm8
+	vpsllq	$1, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm2
+	vpsrlq	$1, %xmm4, %xmm8
+	vpsllq	$1, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm4
+	vpsrlq	$1, %xmm6, %xmm8
+	vpsllq	$1, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm9, %xmm6
+	vpsrlq	$2, %xmm0, %xmm8
+	vpsllq	$2, %xmm2, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm0
+	vpsrlq	$2, %xmm1, %xmm8
+	vpsllq	$2, %xmm3, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm1
+	vpsrlq	$2, %xmm4, %xmm8
+	vpsllq	$2, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm4
+	vpsrlq	$2, %xmm5, %xmm8
+	vpsllq	$2, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm9, %xmm5
+	vpsrlq	$4, %xmm0, %xmm8
+	vpsllq	$4, %xmm4, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm0
+	vpsrlq	$4, %xmm1, %xmm8
+	vpsllq	$4, %xmm5, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm5
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm1
+	vpsrlq	$4, %xmm2, %xmm8
+	vpsllq	$4, %xmm6, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm2
+	vpsrlq	$4, %xmm3, %xmm8
+	vpsllq	$4, %xmm7, %xmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm8, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm9, %xmm3
+	vpxorq	%xmm4, %xmm7, %xmm8
+	vpxorq	%xmm2, %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm10
+	vpxorq	%xmm2, %xmm4, %xmm11
+	vpxorq	%xmm2, %xmm7, %xmm2
+	vmovdqa64	%xmm3, %xmm12
+	vpternlogd	$150, %xmm9, %xmm1, %xmm12
+	vpternlogd	$150, %xmm8, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm13
+	vmovdqa64	%xmm6, %xmm14
+	vpternlogd	$150, %xmm12, %xmm5, %xmm14
+	vmovdqa64	%xmm6, %xmm15
+	vpternlogd	$150, %xmm3, %xmm5, %xmm15
+	vpternlogd	$150, %xmm0, %xmm5, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm14, %xmm0, %xmm7
+	vpxorq	%xmm3, %xmm0, %xmm16
+	vpandq	%xmm14, %xmm8, %xmm17
+	vpxorq	%xmm11, %xmm13, %xmm18
+	vmovdqa64	%xmm11, %xmm19
+	vpternlogd	$108, %xmm10, %xmm17, %xmm19
+	vpternlogd	$120, %xmm2, %xmm15, %xmm17
+	vmovdqa64	%xmm3, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm9
+	vpternlogd	$30, %xmm12, %xmm13, %xmm19
+	vpternlogd	$210, %xmm6, %xmm1, %xmm19
+	vpternlogd	$150, %xmm17, %xmm2, %xmm20
+	vpxorq	%xmm17, %xmm1, %xmm17
+	vpternlogd	$120, %xmm4, %xmm0, %xmm20
+	vpternlogd	$120, %xmm7, %xmm5, %xmm17
+	vpternlogd	$30, %xmm12, %xmm13, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm4, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm9
+	vpxorq	%xmm20, %xmm9, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm9, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm9
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm9, %xmm12
+	vpternlogd	$40, %xmm9, %xmm6, %xmm1
+	vpandq	%xmm9, %xmm6, %xmm6
+	vpternlogd	$96, %xmm20, %xmm9, %xmm13
+	vpandq	%xmm20, %xmm7, %xmm7
+	vpxorq	%xmm19, %xmm9, %xmm9
+	vpternlogd	$106, %xmm13, %xmm9, %xmm15
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm12, %xmm22, %xmm14
+	vpandq	%xmm22, %xmm8, %xmm8
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm8, %xmm11
+	vpandq	%xmm22, %xmm10, %xmm10
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm12, %xmm22, %xmm3
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm3, %xmm17, %xmm0
+	vpternlogd	$106, %xmm0, %xmm20, %xmm5
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vpternlogd	$150, %xmm0, %xmm11, %xmm13
+	vpxorq	%xmm11, %xmm6, %xmm11
+	vpxorq	%xmm18, %xmm11, %xmm12
+	vpternlogd	$106, %xmm12, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm0
+	vpternlogd	$150, %xmm15, %xmm10, %xmm11
+	vpternlogd	$150, %xmm1, %xmm11, %xmm7
+	vpternlogd	$150, %xmm11, %xmm5, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm4
+	vpxorq	%xmm5, %xmm15, %xmm1
+	vpternlogd	$106, %xmm1, %xmm9, %xmm2
+	vpternlogd	$150, %xmm2, %xmm14, %xmm8
+	vpxorq	%xmm14, %xmm10, %xmm1
+	vpternlogd	$150, %xmm3, %xmm1, %xmm6
+	vpxorq	%xmm1, %xmm12, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm13, %xmm2
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm7, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm3, %xmm11
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm8, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm6, %xmm14
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l1128(%rip), %xmm1, %xmm15
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vpxorq	%xmm9, %xmm4, %xmm4
+	vpxorq	%xmm10, %xmm0, %xmm0
+	vpxorq	%xmm11, %xmm3, %xmm3
+	vpxorq	%xmm12, %xmm8, %xmm8
+	vpxorq	%xmm14, %xmm6, %xmm6
+	vpxorq	%xmm15, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm13, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm7, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm4, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm0, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm3, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm8, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm6, %xmm22
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l1128(%rip), %xmm1, %xmm23
+	vpternlogd	$150, %xmm16, %xmm1, %xmm2
+	vpternlogd	$150, %xmm17, %xmm13, %xmm5
+	vpternlogd	$150, %xmm18, %xmm7, %xmm9
+	vpternlogd	$150, %xmm19, %xmm4, %xmm10
+	vpternlogd	$150, %xmm20, %xmm0, %xmm11
+	vpternlogd	$150, %xmm21, %xmm3, %xmm12
+	vpternlogd	$150, %xmm22, %xmm8, %xmm14
+	vpternlogd	$150, %xmm23, %xmm6, %xmm15
+	vpxorq	768(%rbx), %xmm2, %xmm2
+	vpternlogd	$150, 832(%rbx), %xmm1, %xmm5
+	vpxorq	896(%rbx), %xmm9, %xmm9
+	vpternlogd	$150, 960(%rbx), %xmm1, %xmm10
+	vpternlogd	$150, 1024(%rbx), %xmm1, %xmm11
+	vpxorq	1088(%rbx), %xmm12, %xmm12
+	vpxorq	1152(%rbx), %xmm14, %xmm14
+	vpxorq	1216(%rbx), %xmm15, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm0
+	vpxorq	%xmm9, %xmm12, %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm3
+	vpxorq	%xmm9, %xmm11, %xmm4
+	vpxorq	%xmm9, %xmm15, %xmm6
+	vmovdqa64	%xmm10, %xmm7
+	vpternlogd	$150, %xmm1, %xmm5, %xmm7
+	vpternlogd	$150, %xmm0, %xmm5, %xmm10
+	vpxorq	%xmm5, %xmm15, %xmm8
+	vmovdqa64	%xmm14, %xmm9
+	vpternlogd	$150, %xmm7, %xmm12, %xmm9
+	vmovdqa64	%xmm14, %xmm13
+	vpternlogd	$150, %xmm10, %xmm12, %xmm13
+	vpternlogd	$150, %xmm2, %xmm12, %xmm14
+	vpxorq	%xmm14, %xmm15, %xmm12
+	vpxorq	%xmm14, %xmm11, %xmm11
+	vpxorq	%xmm9, %xmm2, %xmm15
+	vpxorq	%xmm10, %xmm2, %xmm16
+	vpandq	%xmm9, %xmm0, %xmm17
+	vpxorq	%xmm4, %xmm8, %xmm18
+	vmovdqa64	%xmm4, %xmm19
+	vpternlogd	$108, %xmm3, %xmm17, %xmm19
+	vpternlogd	$120, %xmm6, %xmm13, %xmm17
+	vmovdqa64	%xmm10, %xmm20
+	vpternlogd	$106, %xmm13, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm1
+	vpternlogd	$30, %xmm7, %xmm8, %xmm19
+	vpternlogd	$210, %xmm14, %xmm5, %xmm19
+	vpternlogd	$150, %xmm17, %xmm6, %xmm20
+	vpxorq	%xmm17, %xmm5, %xmm17
+	vpternlogd	$120, %xmm11, %xmm2, %xmm20
+	vpternlogd	$120, %xmm15, %xmm12, %xmm17
+	vpternlogd	$30, %xmm7, %xmm8, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm11, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm1
+	vpxorq	%xmm20, %xmm1, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm1, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm1
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm1, %xmm7
+	vpternlogd	$40, %xmm1, %xmm14, %xmm5
+	vpandq	%xmm1, %xmm14, %xmm14
+	vpternlogd	$96, %xmm20, %xmm1, %xmm8
+	vpandq	%xmm20, %xmm15, %xmm15
+	vpxorq	%xmm19, %xmm1, %xmm1
+	vpternlogd	$106, %xmm8, %xmm1, %xmm13
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm7, %xmm22, %xmm9
+	vpandq	%xmm22, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm0, %xmm4
+	vpandq	%xmm22, %xmm3, %xmm3
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm7, %xmm22, %xmm10
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm10, %xmm17, %xmm2
+	vpternlogd	$106, %xmm2, %xmm20, %xmm12
+	vpxorq	%xmm15, %xmm2, %xmm2
+	vpternlogd	$150, %xmm2, %xmm4, %xmm8
+	vpxorq	%xmm4, %xmm14, %xmm4
+	vpxorq	%xmm18, %xmm4, %xmm7
+	vpternlogd	$106, %xmm7, %xmm19, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm10
+	vpxorq	%xmm2, %xmm10, %xmm2
+	vpternlogd	$150, %xmm13, %xmm3, %xmm4
+	vpternlogd	$150, %xmm5, %xmm4, %xmm15
+	vpternlogd	$150, %xmm4, %xmm12, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm11
+	vpxorq	%xmm12, %xmm13, %xmm4
+	vpternlogd	$106, %xmm4, %xmm1, %xmm6
+	vpternlogd	$150, %xmm6, %xmm9, %xmm0
+	vpxorq	%xmm9, %xmm3, %xmm1
+	vpternlogd	$150, %xmm10, %xmm1, %xmm14
+	vpxorq	%xmm1, %xmm7, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm8, %xmm3
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm15, %xmm4
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm11, %xmm5
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm2, %xmm6
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm10, %xmm7
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm14, %xmm12
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot1_l2128(%rip), %xmm1, %xmm13
+	vpxorq	%xmm3, %xmm8, %xmm8
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vpxorq	%xmm5, %xmm11, %xmm11
+	vpxorq	%xmm6, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm10, %xmm10
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpxorq	%xmm12, %xmm14, %xmm14
+	vpxorq	%xmm13, %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm8, %xmm16
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm15, %xmm17
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm11, %xmm18
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm2, %xmm19
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm10, %xmm20
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm0, %xmm21
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm14, %xmm22
+	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_rot2_l2128(%rip), %xmm1, %xmm23
+	vpternlogd	$150, %xmm16, %xmm1, %xmm3
+	vpternlogd	$150, %xmm17, %xmm8, %xmm4
+	vpternlogd	$150, %xmm18, %xmm15, %xmm5
+	vpternlogd	$150, %xmm19, %xmm11, %xmm6
+	vpternlogd	$150, %xmm20, %xmm2, %xmm7
+	vpternlogd	$150, %xmm21, %xmm10, %xmm9
+	vpternlogd	$150, %xmm22, %xmm0, %xmm12
+	vpternlogd	$150, %xmm23, %xmm14, %xmm13
+	vpxorq	1280(%rbx), %xmm3, %xmm3
+	vpternlogd	$150, 1344(%rbx), %xmm1, %xmm4
+	vpxorq	1408(%rbx), %xmm5, %xmm5
+	vpternlogd	$150, 1472(%rbx), %xmm1, %xmm6
+	vpternlogd	$150, 1536(%rbx), %xmm1, %xmm7
+	vpxorq	1600(%rbx), %xmm9, %xmm9
+	vpxorq	1664(%rbx), %xmm12, %xmm12
+	vpxorq	1728(%rbx), %xmm13, %xmm13
+	leaq	1792(%rbx), %rax
+	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+96(%rip), %rdx
+	movq	$9, %rcx
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_6:
+	vmovdqa64	%xmm3, %xmm0
+	vmovdqa64	%xmm4, %xmm1
+	vmovdqa64	%xmm5, %xmm2
+	vmovdqa64	%xmm6, %xmm3
+	vmovdqa64	%xmm7, %xmm4
+	vmovdqa64	%xmm9, %xmm5
+	vmovdqa64	%xmm12, %xmm6
+	vmovdqa64	%xmm13, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm8
+	vpxorq	%xmm2, %xmm5, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm10
+	vpxorq	%xmm2, %xmm4, %xmm11
+	vpxorq	%xmm2, %xmm7, %xmm2
+	vmovdqa64	%xmm3, %xmm12
+	vpternlogd	$150, %xmm9, %xmm1, %xmm12
+	vpternlogd	$150, %xmm8, %xmm1, %xmm3
+	vpxorq	%xmm1, %xmm7, %xmm13
+	vmovdqa64	%xmm6, %xmm14
+	vpternlogd	$150, %xmm12, %xmm5, %xmm14
+	vmovdqa64	%xmm6, %xmm15
+	vpternlogd	$150, %xmm3, %xmm5, %xmm15
+	vpternlogd	$150, %xmm0, %xmm5, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm5
+	vpxorq	%xmm6, %xmm4, %xmm16
+	vpxorq	%xmm14, %xmm0, %xmm4
+	vpxorq	%xmm3, %xmm0, %xmm7
+	vpandq	%xmm14, %xmm8, %xmm17
+	vpxorq	%xmm11, %xmm13, %xmm18
+	vmovdqa64	%xmm11, %xmm19
+	vpternlogd	$108, %xmm10, %xmm17, %xmm19
+	vpternlogd	$120, %xmm2, %xmm15, %xmm17
+	vmovdqa64	%xmm3, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm9
+	vpternlogd	$30, %xmm12, %xmm13, %xmm19
+	vpternlogd	$210, %xmm6, %xmm1, %xmm19
+	vpternlogd	$150, %xmm17, %xmm2, %xmm20
+	vpxorq	%xmm17, %xmm1, %xmm17
+	vpternlogd	$120, %xmm16, %xmm0, %xmm20
+	vpternlogd	$120, %xmm4, %xmm5, %xmm17
+	vpternlogd	$30, %xmm12, %xmm13, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm16, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm7, %xmm9
+	vpxorq	%xmm20, %xmm9, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm9, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm9
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm9, %xmm12
+	vpternlogd	$40, %xmm9, %xmm6, %xmm1
+	vpandq	%xmm9, %xmm6, %xmm22
+	vpternlogd	$96, %xmm20, %xmm9, %xmm13
+	vpandq	%xmm20, %xmm4, %xmm23
+	vpxorq	%xmm19, %xmm9, %xmm4
+	vpternlogd	$106, %xmm13, %xmm4, %xmm15
+	vpxorq	%xmm1, %xmm13, %xmm24
+	vpxorq	%xmm20, %xmm17, %xmm6
+	vpternlogd	$106, %xmm12, %xmm6, %xmm14
+	vpandq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vpternlogd	$108, %xmm6, %xmm8, %xmm11
+	vpandq	%xmm6, %xmm10, %xmm6
+	vpxorq	%xmm19, %xmm17, %xmm9
+	vpternlogd	$106, %xmm12, %xmm9, %xmm3
+	vpternlogd	$108, %xmm9, %xmm21, %xmm18
+	vpternlogd	$106, %xmm3, %xmm17, %xmm0
+	vpternlogd	$106, %xmm0, %xmm20, %xmm5
+	vpxorq	%xmm23, %xmm0, %xmm0
+	vpternlogd	$150, %xmm0, %xmm11, %xmm24
+	vpxorq	%xmm11, %xmm22, %xmm9
+	vpxorq	%xmm18, %xmm9, %xmm10
+	vpternlogd	$106, %xmm10, %xmm19, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm0
+	vpternlogd	$150, %xmm15, %xmm6, %xmm9
+	vpternlogd	$150, %xmm1, %xmm9, %xmm23
+	vpternlogd	$150, %xmm9, %xmm5, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm16
+	vpxorq	%xmm5, %xmm15, %xmm1
+	vpternlogd	$106, %xmm1, %xmm4, %xmm2
+	vpternlogd	$150, %xmm2, %xmm14, %xmm8
+	vpxorq	%xmm14, %xmm6, %xmm1
+	vpternlogd	$150, %xmm11, %xmm1, %xmm22
+	vpxorq	%xmm1, %xmm10, %xmm1
+	vpshufb	(%rdx), %xmm24, %xmm3
+	vpshufb	(%rdx), %xmm23, %xmm4
+	vpshufb	(%rdx), %xmm16, %xmm5
+	vpshufb	(%rdx), %xmm0, %xmm6
+	vpshufb	(%rdx), %xmm11, %xmm7
+	vpshufb	(%rdx), %xmm8, %xmm9
+	vpshufb	(%rdx), %xmm22, %xmm12
+	vpshufb	(%rdx), %xmm1, %xmm13
+	vpxorq	%xmm3, %xmm24, %xmm24
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vpxorq	%xmm7, %xmm11, %xmm11
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vpxorq	%xmm13, %xmm1, %xmm1
+	vpshufb	16(%rdx), %xmm24, %xmm2
+	vpshufb	16(%rdx), %xmm23, %xmm10
+	vpshufb	16(%rdx), %xmm16, %xmm14
+	vpshufb	16(%rdx), %xmm0, %xmm15
+	vpshufb	16(%rdx), %xmm11, %xmm17
+	vpshufb	16(%rdx), %xmm8, %xmm18
+	vpshufb	16(%rdx), %xmm22, %xmm19
+	vpshufb	16(%rdx), %xmm1, %xmm20
+	vpternlogd	$150, %xmm2, %xmm1, %xmm3
+	vpternlogd	$150, %xmm10, %xmm24, %xmm4
+	vpternlogd	$150, %xmm14, %xmm23, %xmm5
+	vpternlogd	$150, %xmm15, %xmm16, %xmm6
+	vpternlogd	$150, %xmm17, %xmm0, %xmm7
+	vpternlogd	$150, %xmm18, %xmm11, %xmm9
+	vpternlogd	$150, %xmm19, %xmm8, %xmm12
+	vpternlogd	$150, %xmm20, %xmm22, %xmm13
+	vpxorq	(%rax), %xmm3, %xmm3
+	vpternlogd	$150, 64(%rax), %xmm1, %xmm4
+	vpxorq	128(%rax), %xmm5, %xmm5
+	vpternlogd	$150, 192(%rax), %xmm1, %xmm6
+	vpternlogd	$150, 256(%rax), %xmm1, %xmm7
+	vpxorq	320(%rax), %xmm9, %xmm9
+	vpxorq	384(%rax), %xmm12, %xmm12
+	vpxorq	448(%rax), %xmm13, %xmm13
+	addq	$512, %rax
+	addq	$32, %rdx
+	decq	%rcx
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_6
+	vpxorq	%xmm7, %xmm13, %xmm0
+	vpxorq	%xmm5, %xmm9, %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm2
+	vpxorq	%xmm5, %xmm7, %xmm8
+	vpxorq	%xmm5, %xmm13, %xmm5
+	vmovdqa64	%xmm6, %xmm10
+	vpternlogd	$150, %xmm1, %xmm4, %xmm10
+	vpternlogd	$150, %xmm0, %xmm4, %xmm6
+	vpxorq	%xmm4, %xmm13, %xmm11
+	vmovdqa64	%xmm12, %xmm14
+	vpternlogd	$150, %xmm10, %xmm9, %xmm14
+	vmovdqa64	%xmm12, %xmm15
+	vpternlogd	$150, %xmm6, %xmm9, %xmm15
+	vpternlogd	$150, %xmm3, %xmm9, %xmm12
+	vpxorq	%xmm12, %xmm13, %xmm9
+	vpxorq	%xmm12, %xmm7, %xmm7
+	vpxorq	%xmm14, %xmm3, %xmm13
+	vpxorq	%xmm6, %xmm3, %xmm16
+	vpandq	%xmm14, %xmm0, %xmm17
+	vpxorq	%xmm8, %xmm11, %xmm18
+	vmovdqa64	%xmm8, %xmm19
+	vpternlogd	$108, %xmm2, %xmm17, %xmm19
+	vpternlogd	$120, %xmm5, %xmm15, %xmm17
+	vmovdqa64	%xmm6, %xmm20
+	vpternlogd	$106, %xmm15, %xmm18, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm1
+	vpternlogd	$30, %xmm10, %xmm11, %xmm19
+	vpternlogd	$210, %xmm12, %xmm4, %xmm19
+	vpternlogd	$150, %xmm17, %xmm5, %xmm20
+	vpxorq	%xmm17, %xmm4, %xmm17
+	vpternlogd	$120, %xmm7, %xmm3, %xmm20
+	vpternlogd	$120, %xmm13, %xmm9, %xmm17
+	vpternlogd	$30, %xmm10, %xmm11, %xmm17
+	vpxorq	%xmm19, %xmm17, %xmm21
+	vpxorq	%xmm7, %xmm18, %xmm22
+	vpternlogd	$120, %xmm22, %xmm16, %xmm1
+	vpxorq	%xmm20, %xmm1, %xmm23
+	vpandq	%xmm23, %xmm21, %xmm24
+	vpternlogd	$30, %xmm19, %xmm1, %xmm24
+	vpandq	%xmm20, %xmm17, %xmm25
+	vpternlogd	$30, %xmm23, %xmm21, %xmm25
+	vpternlogd	$96, %xmm24, %xmm25, %xmm21
+	vpternlogd	$106, %xmm21, %xmm25, %xmm19
+	vpternlogd	$106, %xmm21, %xmm24, %xmm17
+	vpternlogd	$96, %xmm24, %xmm25, %xmm23
+	vpternlogd	$106, %xmm23, %xmm24, %xmm20
+	vpternlogd	$106, %xmm23, %xmm25, %xmm1
+	vpandq	%xmm19, %xmm22, %xmm21
+	vpternlogd	$96, %xmm20, %xmm1, %xmm10
+	vpternlogd	$40, %xmm1, %xmm12, %xmm4
+	vpandq	%xmm1, %xmm12, %xmm12
+	vpternlogd	$96, %xmm20, %xmm1, %xmm11
+	vpandq	%xmm20, %xmm13, %xmm13
+	vpxorq	%xmm19, %xmm1, %xmm1
+	vpternlogd	$106, %xmm11, %xmm1, %xmm15
+	vpxorq	%xmm4, %xmm11, %xmm11
+	vpxorq	%xmm20, %xmm17, %xmm22
+	vpternlogd	$106, %xmm10, %xmm22, %xmm14
+	vpandq	%xmm22, %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vpternlogd	$108, %xmm22, %xmm0, %xmm8
+	vpandq	%xmm22, %xmm2, %xmm2
+	vpxorq	%xmm19, %xmm17, %xmm22
+	vpternlogd	$106, %xmm10, %xmm22, %xmm6
+	vpternlogd	$108, %xmm22, %xmm21, %xmm18
+	vpternlogd	$106, %xmm6, %xmm17, %xmm3
+	vpternlogd	$106, %xmm3, %xmm20, %xmm9
+	vpxorq	%xmm13, %xmm3, %xmm3
+	vpternlogd	$150, %xmm3, %xmm8, %xmm11
+	vpxorq	%xmm8, %xmm12, %xmm8
+	vpxorq	%xmm18, %xmm8, %xmm10
+	vpternlogd	$106, %xmm10, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm6
+	vpxorq	%xmm3, %xmm6, %xmm3
+	vpternlogd	$150, %xmm15, %xmm2, %xmm8
+	vpternlogd	$150, %xmm4, %xmm8, %xmm13
+	vpternlogd	$150, %xmm8, %xmm9, %xmm21
+	vpternlogd	$106, %xmm21, %xmm17, %xmm7
+	vpxorq	%xmm9, %xmm15, %xmm4
+	vpternlogd	$106, %xmm4, %xmm1, %xmm5
+	vpternlogd	$150, %xmm5, %xmm14, %xmm0
+	vpxorq	%xmm14, %xmm2, %xmm1
+	vpternlogd	$150, %xmm6, %xmm1, %xmm12
+	vpxorq	%xmm1, %xmm10, %xmm1
+	vpxorq	6400(%rbx), %xmm11, %xmm11
+	vpxorq	6464(%rbx), %xmm13, %xmm13
+	vpxorq	6528(%rbx), %xmm7, %xmm7
+	vpxorq	6592(%rbx), %xmm3, %xmm3
+	vpxorq	6656(%rbx), %xmm6, %xmm6
+	vpxorq	6720(%rbx), %xmm0, %xmm0
+	vpxorq	6784(%rbx), %xmm12, %xmm12
+	vpxorq	6848(%rbx), %xmm1, %xmm1
+	vpsrlq	$1, %xmm11, %xmm2
+	vpsllq	$1, %xmm13, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm13
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm11
+	vpsrlq	$1, %xmm7, %xmm2
+	vpsllq	$1, %xmm3, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm7
+	vpsrlq	$1, %xmm6, %xmm2
+	vpsllq	$1, %xmm0, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm6
+	vpsrlq	$1, %xmm12, %xmm2
+	vpsllq	$1, %xmm1, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m55128(%rip), %xmm4, %xmm12
+	vpsrlq	$2, %xmm11, %xmm2
+	vpsllq	$2, %xmm7, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm7
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm11
+	vpsrlq	$2, %xmm13, %xmm2
+	vpsllq	$2, %xmm3, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm3
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm13
+	vpsrlq	$2, %xmm6, %xmm2
+	vpsllq	$2, %xmm12, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm6
+	vpsrlq	$2, %xmm0, %xmm2
+	vpsllq	$2, %xmm1, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm2, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m33128(%rip), %xmm4, %xmm0
+	vpsrlq	$4, %xmm11, %xmm2
+	vpsllq	$4, %xmm6, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm4, %xmm11
+	vpsrlq	$4, %xmm13, %xmm2
+	vpsllq	$4, %xmm0, %xmm4
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm4, %xmm13
+	vpsrlq	$4, %xmm7, %xmm0
+	vpsllq	$4, %xmm12, %xmm2
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm12
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm7
+	vpsrlq	$4, %xmm3, %xmm0
+	vpsllq	$4, %xmm1, %xmm2
+	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm1
+	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm3
+	vmovdqa64	%xmm11, %xmm0
+	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done
+.Laesgen_bitsliced512_gcm_r1_seal_aes_done:
+	vmovdqa64	%xmm0, 13440(%rbx)
+	jmp	.Laesgen_bitsliced512_gcm_r1_seal_record_begun
+.Laesgen_bitsliced512_gcm_r1_seal_record_faced:
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
@@ -13627,7 +15422,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+32(%rip), %rdx
 	movq	$11, %rcx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_4:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_7:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -13763,7 +15558,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rdx
 	decq	%rcx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_4
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_7
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -14471,7 +16266,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+32(%rip), %rdx
 	movq	$7, %rcx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_5:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_8:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -14607,7 +16402,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rdx
 	decq	%rcx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_5
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_8
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -15299,7 +17094,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+96(%rip), %rdx
 	movq	$9, %rcx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_6:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_9:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -15435,7 +17230,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rdx
 	decq	%rcx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_6
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_9
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -15580,6 +17375,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_j0_done
 .Laesgen_bitsliced512_gcm_r1_seal_aes_j0_done:
 	vmovdqa64	%xmm0, 13440(%rbx)
+.Laesgen_bitsliced512_gcm_r1_seal_record_begun:
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_data
 .Laesgen_bitsliced512_gcm_r1_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
@@ -16222,7 +18018,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+32(%rip), %rsi
 	movq	$11, %rdx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_7:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_10:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -16358,7 +18154,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rsi
 	decq	%rdx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_7
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_10
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -17066,7 +18862,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+32(%rip), %rsi
 	movq	$7, %rdx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_8:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_11:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -17202,7 +18998,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rsi
 	decq	%rdx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_8
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_11
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -17894,7 +19690,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+96(%rip), %rsi
 	movq	$9, %rdx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_9:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_12:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -18030,7 +19826,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rsi
 	decq	%rdx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_9
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_12
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -18461,10 +20257,10 @@ aesgen_bitsliced512_gcm_r1_seal:
 	movq	$-1, 13568(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_bitsliced512_gcm_r1_seal_aes128
+	je	.Laesgen_bitsliced512_gcm_r1_seal_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_bitsliced512_gcm_r1_seal_aes192
-.Laesgen_bitsliced512_gcm_r1_seal_aes256:
+	je	.Laesgen_bitsliced512_gcm_r1_seal_aes192_2
+.Laesgen_bitsliced512_gcm_r1_seal_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -18781,7 +20577,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+32(%rip), %rsi
 	movq	$11, %rdx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_10:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_13:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -18917,7 +20713,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rsi
 	decq	%rdx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_10
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_13
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -19059,8 +20855,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm1
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm3
 	vmovdqa64	%xmm11, %xmm0
-	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done
-.Laesgen_bitsliced512_gcm_r1_seal_aes128:
+	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done_2
+.Laesgen_bitsliced512_gcm_r1_seal_aes128_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -19377,7 +21173,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+32(%rip), %rsi
 	movq	$7, %rdx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_11:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_14:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -19513,7 +21309,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rsi
 	decq	%rdx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_11
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_14
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -19655,8 +21451,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm1
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm3
 	vmovdqa64	%xmm11, %xmm0
-	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done
-.Laesgen_bitsliced512_gcm_r1_seal_aes192:
+	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done_2
+.Laesgen_bitsliced512_gcm_r1_seal_aes192_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -19965,7 +21761,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	leaq	1792(%rbx), %rax
 	leaq	.Laesgen_bitsliced512_gcm_r1_seal_bs_rotations128+96(%rip), %rsi
 	movq	$9, %rdx
-.Laesgen_bitsliced512_gcm_r1_seal_bs_round_12:
+.Laesgen_bitsliced512_gcm_r1_seal_bs_round_15:
 	vmovdqa64	%xmm3, %xmm0
 	vmovdqa64	%xmm4, %xmm1
 	vmovdqa64	%xmm5, %xmm2
@@ -20101,7 +21897,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	addq	$512, %rax
 	addq	$32, %rsi
 	decq	%rdx
-	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_12
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_bs_round_15
 	vpxorq	%xmm7, %xmm13, %xmm0
 	vpxorq	%xmm5, %xmm9, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm2
@@ -20243,8 +22039,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm0, %xmm1
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm2, %xmm3
 	vmovdqa64	%xmm11, %xmm0
-	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done
-.Laesgen_bitsliced512_gcm_r1_seal_aes_done:
+	jmp	.Laesgen_bitsliced512_gcm_r1_seal_aes_done_2
+.Laesgen_bitsliced512_gcm_r1_seal_aes_done_2:
 	vmovdqa64	%xmm0, 13440(%rbx)
 .Laesgen_bitsliced512_gcm_r1_seal_have_j0:
 	vmovdqa64	13472(%rbx), %xmm0

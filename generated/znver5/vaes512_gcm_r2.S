@@ -3217,45 +3217,45 @@ aesgen_vaes512_gcm_r2_seal:
 	ret
 	.cfi_restore_state
 .Laesgen_vaes512_gcm_r2_seal_record:
-	movzbl	(%rsi), %eax
-	movzbl	1(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	2(%rsi), %eax
-	movzbl	3(%rsi), %edi
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %edi
 	shlq	$8, %rdi
-	orq	%rax, %rdi
-	shlq	$16, %rdi
 	orq	%rdx, %rdi
-	movzbl	4(%rsi), %eax
-	movzbl	5(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	6(%rsi), %eax
-	movzbl	7(%rsi), %r10d
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r10d
 	shlq	$8, %r10
-	orq	%rax, %r10
-	shlq	$16, %r10
 	orq	%rdx, %r10
-	shlq	$32, %r10
+	shlq	$16, %r10
 	orq	%rdi, %r10
-	vmovq	%r10, %xmm0
-	movzbl	8(%rsi), %eax
-	movzbl	9(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	10(%rsi), %eax
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%rdi, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rdx, %rdi
+	movzbl	10(%rsi), %edx
 	movzbl	11(%rsi), %esi
 	shlq	$8, %rsi
-	orq	%rax, %rsi
-	shlq	$16, %rsi
 	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%rdi, %rsi
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
-	movq	$-1, %rax
-	bzhiq	%r8, %rax, %rax
-	kmovq	%rax, %k1
+	movq	$-1, %rdx
+	bzhiq	%r8, %rdx, %rdx
+	kmovq	%rdx, %k1
 	vmovdqu8	(%rcx), %xmm1{%k1}{z}
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpclmulqdq	$0, 1792(%rbx), %xmm1, %xmm2
@@ -3281,6 +3281,105 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
 	movq	$0, 3768(%rbx)
+	cmpq	$1536, %rax
+	ja	.Laesgen_vaes512_gcm_r2_seal_record_faced
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 3664(%rbx)
+	movq	$-1, 3776(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes192
+.Laesgen_vaes512_gcm_r2_seal_aes256:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes128:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes192:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
+.Laesgen_vaes512_gcm_r2_seal_aes_done:
+	vmovdqa64	%xmm0, 3648(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_record_begun
+.Laesgen_vaes512_gcm_r2_seal_record_faced:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
@@ -3442,6 +3541,7 @@ aesgen_vaes512_gcm_r2_seal:
 	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done
 .Laesgen_vaes512_gcm_r2_seal_aes_j0_done:
 	vmovdqa64	%xmm0, 3648(%rbx)
+.Laesgen_vaes512_gcm_r2_seal_record_begun:
 	jmp	.Laesgen_vaes512_gcm_r2_seal_data
 .Laesgen_vaes512_gcm_r2_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
@@ -3936,10 +4036,10 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	$-1, 3776(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r2_seal_aes128
+	je	.Laesgen_vaes512_gcm_r2_seal_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r2_seal_aes192
-.Laesgen_vaes512_gcm_r2_seal_aes256:
+	je	.Laesgen_vaes512_gcm_r2_seal_aes192_2
+.Laesgen_vaes512_gcm_r2_seal_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3970,8 +4070,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
-.Laesgen_vaes512_gcm_r2_seal_aes128:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes128_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3994,8 +4094,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
-.Laesgen_vaes512_gcm_r2_seal_aes192:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes192_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4022,8 +4122,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done
-.Laesgen_vaes512_gcm_r2_seal_aes_done:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes_done_2:
 	vmovdqa64	%xmm0, 3648(%rbx)
 .Laesgen_vaes512_gcm_r2_seal_have_j0:
 	vmovdqa64	3680(%rbx), %xmm0
@@ -7447,6 +7547,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_data192
 .Laesgen_vaes512_gcm_r2_encrypt_data_data256:
 	vmovdqa64	3664(%rdi), %xmm1
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_batches256
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_small256
+	cmpq	$1536, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_batches256
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunks256
+.Laesgen_vaes512_gcm_r2_encrypt_data_batches256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_small256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -12827,6 +12935,2010 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm5, %xmm9, %xmm9
 	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end256
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunks256:
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vpshufd	$78, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
+	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
+	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm4
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm5
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vbroadcasti32x4	144(%rdi), %zmm8
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm11
+	vbroadcasti32x4	208(%rdi), %zmm12
+	vbroadcasti32x4	224(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm22
+	vpxorq	%zmm22, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm15, %zmm15
+	vpxorq	%zmm22, %zmm16, %zmm16
+	vpxorq	%zmm22, %zmm17, %zmm17
+	vpxorq	%zmm22, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm20, %zmm20
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	16(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	48(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	64(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top256:
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm22
+	vpxorq	%zmm22, %zmm14, %zmm14
+	vmovdqu64	-128(%rcx), %zmm23
+	vpxorq	%zmm22, %zmm15, %zmm15
+	vpxorq	%zmm22, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpxorq	%zmm22, %zmm17, %zmm17
+	vmovdqu64	-64(%rcx), %zmm24
+	vpxorq	%zmm22, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpxorq	%zmm22, %zmm20, %zmm20
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vmovdqu64	384(%rax), %zmm25
+	vbroadcasti32x4	16(%rdi), %zmm22
+	vmovdqu64	448(%rax), %zmm26
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm22
+	vpclmulqdq	$0, 2000(%rax), %zmm27, %zmm25
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vpshufd	$78, %zmm24, %zmm27
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm27, %zmm27
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vpclmulqdq	$0, 2064(%rax), %zmm27, %zmm26
+	vbroadcasti32x4	48(%rdi), %zmm22
+	vpternlogd	$150, %zmm29, %zmm28, %zmm3
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm23, %zmm0
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vpternlogd	$150, %zmm26, %zmm25, %zmm2
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vmovdqu64	-256(%rcx), %zmm23
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	64(%rdi), %zmm22
+	vmovdqu64	-192(%rcx), %zmm24
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vmovdqu64	256(%rax), %zmm25
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vmovdqu64	320(%rax), %zmm26
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm22
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, 1872(%rax), %zmm27, %zmm25
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm27
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vpxorq	%zmm24, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm28
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, 1936(%rax), %zmm27, %zmm26
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm22, %zmm3
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm23, %zmm0
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm26, %zmm25, %zmm2
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	-384(%rcx), %zmm22
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vmovdqu64	-320(%rcx), %zmm23
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vmovdqu64	128(%rax), %zmm24
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vmovdqu64	192(%rax), %zmm25
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$0, 1744(%rax), %zmm26, %zmm24
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$0, 1808(%rax), %zmm26, %zmm25
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vmovdqu64	-512(%rcx), %zmm22
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vmovdqu64	-448(%rcx), %zmm23
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vmovdqu64	(%rax), %zmm24
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vmovdqu64	64(%rax), %zmm25
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vpclmulqdq	$0, 1616(%rax), %zmm26, %zmm24
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, 1680(%rax), %zmm26, %zmm25
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %rax
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top256
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last256:
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm8
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vmovdqu64	-64(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpclmulqdq	$0, 1488(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpclmulqdq	$0, 1552(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vmovdqu64	-256(%rcx), %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm7
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-256(%rax), %zmm8
+	vmovdqu64	-192(%rax), %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm8
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1424(%rax), %zmm10, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vmovdqu64	-320(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-384(%rax), %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-320(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1296(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm4
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vmovdqu64	-512(%rcx), %zmm6
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm7
+	vbroadcasti32x4	192(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm9
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1168(%rax), %zmm10, %zmm9
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr10_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr1256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr1256:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr1256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2c_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm7
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm8
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vmovdqu64	-64(%rax), %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vmovdqu64	-256(%rcx), %zmm7
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-256(%rax), %zmm9
+	vmovdqu64	-192(%rax), %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1360(%rax), %zmm11, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm11, %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-384(%rax), %zmm9
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-320(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, 1232(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm11, %zmm10
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm4
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-512(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm8
+	vbroadcasti32x4	192(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm9
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-448(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vbroadcasti32x4	208(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1104(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vbroadcasti32x4	224(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1168(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr20_256
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr21_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_256
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr20_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2256:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr2256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2c_256:
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4c_256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm4, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm9
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm10
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vmovdqu64	-64(%rax), %zmm12
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpclmulqdq	$0, 1488(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpclmulqdq	$0, 1552(%rax), %zmm13, %zmm12
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm10
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-256(%rax), %zmm11
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-192(%rax), %zmm12
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, 1360(%rax), %zmm13, %zmm11
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm13, %zmm12
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm9
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vmovdqu64	-320(%rcx), %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-384(%rax), %zmm11
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-320(%rax), %zmm12
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufd	$78, %zmm9, %zmm13
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, 1232(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufd	$78, %zmm10, %zmm13
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, 1296(%rax), %zmm13, %zmm12
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vbroadcasti32x4	176(%rdi), %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-512(%rcx), %zmm9
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-448(%rcx), %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-512(%rax), %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-448(%rax), %zmm12
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vbroadcasti32x4	208(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vbroadcasti32x4	224(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, 1168(%rax), %zmm13, %zmm12
+	vaesenclast	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenclast	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr40_256
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr41_256
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr42_256
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr43_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr43_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr43_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_256
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr40_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr40_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr40_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr41_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr41_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr41_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_256
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr42_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr42_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr42_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_256
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4256:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr4256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4c_256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm4, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm4, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm4, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm4, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm4, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-128(%rcx), %zmm13
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm14
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-128(%rax), %zmm15
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-64(%rax), %zmm16
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1488(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1552(%rax), %zmm17, %zmm16
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-256(%rcx), %zmm13
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-256(%rax), %zmm15
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-192(%rax), %zmm16
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm15
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-320(%rax), %zmm16
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	176(%rdi), %zmm4
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-512(%rcx), %zmm13
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vmovdqu64	-448(%rcx), %zmm14
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	192(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-512(%rax), %zmm15
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-448(%rax), %zmm16
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	208(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	224(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vaesenclast	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
+	vaesenclast	%zmm4, %zmm8, %zmm8
+	vaesenclast	%zmm4, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenclast	%zmm4, %zmm10, %zmm10
+	vaesenclast	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenclast	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc0_256
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc1_256
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc2_256
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc3_256
+	vmovdqu64	192(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm4
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc4_256
+	vmovdqu64	256(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm4
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc5_256
+	vmovdqu64	320(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm10, %zmm4
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc6_256
+	vmovdqu64	384(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufd	$78, %zmm11, %zmm4
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm11, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm11, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm12, %zmm4
+	vmovdqu8	%zmm4, 448(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc7_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 448(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2064(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_256
+	vmovdqu64	%zmm12, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc0_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc0_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc1_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_256
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc2_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_256
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc3_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_256
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm9, %zmm4
+	vmovdqu8	%zmm4, 256(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc4_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_256
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm10, %zmm4
+	vmovdqu8	%zmm4, 320(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc5_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 320(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_256
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm11, %zmm4
+	vmovdqu8	%zmm4, 384(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc6_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_256
+	vmovdqu64	%zmm11, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec256:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedc256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end256
 .Laesgen_vaes512_gcm_r2_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_empty256
@@ -15141,6 +17253,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_saved
 .Laesgen_vaes512_gcm_r2_encrypt_data_data128:
 	vmovdqa64	3664(%rdi), %xmm1
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_batches128
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_small128
+	cmpq	$1536, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_batches128
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunks128
+.Laesgen_vaes512_gcm_r2_encrypt_data_batches128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_small128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -20029,6 +22149,1862 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm5, %xmm9, %xmm9
 	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end128
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunks128:
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vpshufd	$78, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
+	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
+	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm4
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vbroadcasti32x4	32(%rdi), %zmm5
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vbroadcasti32x4	64(%rdi), %zmm7
+	vbroadcasti32x4	80(%rdi), %zmm8
+	vbroadcasti32x4	96(%rdi), %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm11
+	vbroadcasti32x4	144(%rdi), %zmm12
+	vbroadcasti32x4	160(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm22
+	vpxorq	%zmm22, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm15, %zmm15
+	vpxorq	%zmm22, %zmm16, %zmm16
+	vpxorq	%zmm22, %zmm17, %zmm17
+	vpxorq	%zmm22, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm20, %zmm20
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top128:
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm22
+	vpxorq	%zmm22, %zmm14, %zmm14
+	vmovdqu64	-128(%rcx), %zmm23
+	vpxorq	%zmm22, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpxorq	%zmm22, %zmm16, %zmm16
+	vmovdqu64	-64(%rcx), %zmm24
+	vpxorq	%zmm22, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpxorq	%zmm22, %zmm18, %zmm18
+	vmovdqu64	384(%rax), %zmm25
+	vpxorq	%zmm22, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm20, %zmm20
+	vmovdqu64	448(%rax), %zmm26
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vpshufd	$78, %zmm23, %zmm22
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm27
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$0, 2000(%rax), %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm25
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm25, %zmm25
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm28
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, 2064(%rax), %zmm25, %zmm25
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm23, %zmm0
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpternlogd	$150, %zmm25, %zmm22, %zmm2
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vmovdqu64	-256(%rcx), %zmm22
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	-192(%rcx), %zmm23
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	256(%rax), %zmm24
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vmovdqu64	320(%rax), %zmm25
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$0, 1872(%rax), %zmm26, %zmm24
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vpclmulqdq	$0, 1936(%rax), %zmm26, %zmm25
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vmovdqu64	-384(%rcx), %zmm22
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vmovdqu64	-320(%rcx), %zmm23
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vmovdqu64	128(%rax), %zmm24
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vmovdqu64	192(%rax), %zmm25
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, 1744(%rax), %zmm26, %zmm24
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpclmulqdq	$0, 1808(%rax), %zmm26, %zmm25
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vmovdqu64	-512(%rcx), %zmm22
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vmovdqu64	-448(%rcx), %zmm23
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vmovdqu64	(%rax), %zmm24
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vmovdqu64	64(%rax), %zmm25
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vpclmulqdq	$0, 1616(%rax), %zmm26, %zmm24
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vpclmulqdq	$0, 1680(%rax), %zmm26, %zmm25
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %rax
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top128
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last128:
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm7
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm8
+	vmovdqu64	-64(%rax), %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1488(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1552(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vmovdqu64	-256(%rcx), %zmm6
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-256(%rax), %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-192(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpclmulqdq	$0, 1424(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-384(%rax), %zmm8
+	vmovdqu64	-320(%rax), %zmm9
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm4
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1296(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm4, %zmm11, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vmovdqu64	-512(%rcx), %zmm6
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm8
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vmovdqu64	-448(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1168(%rax), %zmm10, %zmm4
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm4, %zmm8, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr10_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr1128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr1128:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr1128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2c_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-128(%rax), %zmm9
+	vmovdqu64	-64(%rax), %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vmovdqu64	-256(%rcx), %zmm7
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-256(%rax), %zmm9
+	vmovdqu64	-192(%rax), %zmm10
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1360(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpclmulqdq	$0, 1424(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vmovdqu64	-384(%rcx), %zmm7
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm8
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm9
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-320(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vpclmulqdq	$0, 1232(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-512(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vmovdqu64	-448(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm11, %zmm10
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr20_128
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr21_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_128
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr20_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2128:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr2128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2c_128:
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4c_128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm4, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm9
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm11
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-64(%rax), %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1488(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1552(%rax), %zmm13, %zmm12
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-256(%rax), %zmm11
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-192(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1360(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpclmulqdq	$0, 1424(%rax), %zmm13, %zmm12
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-320(%rcx), %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-384(%rax), %zmm11
+	vmovdqu64	-320(%rax), %zmm12
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vpclmulqdq	$0, 1232(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vmovdqu64	-512(%rcx), %zmm9
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm10
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-512(%rax), %zmm11
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vmovdqu64	-448(%rax), %zmm12
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, 1104(%rax), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 1168(%rax), %zmm13, %zmm12
+	vaesenclast	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenclast	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr40_128
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr41_128
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr42_128
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr43_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr43_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr43_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_128
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr40_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr40_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr40_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr41_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr41_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr41_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_128
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr42_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr42_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr42_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_128
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4128:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr4128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4c_128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm4, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm4, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm4, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm4, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm4, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-128(%rcx), %zmm13
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm14
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-128(%rax), %zmm15
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vmovdqu64	-64(%rax), %zmm16
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$0, 1488(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm17, %zmm16
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-256(%rcx), %zmm13
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm15
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vmovdqu64	-192(%rax), %zmm16
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-320(%rcx), %zmm14
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-384(%rax), %zmm15
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-320(%rax), %zmm16
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-512(%rcx), %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-512(%rax), %zmm15
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-448(%rax), %zmm16
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufd	$78, %zmm14, %zmm17
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenclast	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenclast	%zmm4, %zmm8, %zmm8
+	vaesenclast	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
+	vaesenclast	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenclast	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenclast	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc0_128
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc1_128
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc2_128
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc3_128
+	vmovdqu64	192(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm4
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc4_128
+	vmovdqu64	256(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm4
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc5_128
+	vmovdqu64	320(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm10, %zmm4
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc6_128
+	vmovdqu64	384(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufd	$78, %zmm11, %zmm4
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm11, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm11, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm12, %zmm4
+	vmovdqu8	%zmm4, 448(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc7_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 448(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2064(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_128
+	vmovdqu64	%zmm12, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc0_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc0_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc1_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_128
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc2_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_128
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc3_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_128
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm9, %zmm4
+	vmovdqu8	%zmm4, 256(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc4_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_128
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm10, %zmm4
+	vmovdqu8	%zmm4, 320(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc5_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 320(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_128
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm11, %zmm4
+	vmovdqu8	%zmm4, 384(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc6_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_128
+	vmovdqu64	%zmm11, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec128:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedc128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end128
 .Laesgen_vaes512_gcm_r2_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_empty128
@@ -22215,6 +26191,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_saved
 .Laesgen_vaes512_gcm_r2_encrypt_data_data192:
 	vmovdqa64	3664(%rdi), %xmm1
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_batches192
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_small192
+	cmpq	$1536, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_batches192
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunks192
+.Laesgen_vaes512_gcm_r2_encrypt_data_batches192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_small192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
@@ -27348,6 +31332,1936 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm0, %xmm9, %xmm9
 	vpxorq	%xmm5, %xmm9, %xmm9
 	vmovdqa64	%xmm9, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end192
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunks192:
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vpshufd	$78, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
+	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
+	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
+	shlq	$3, %r10
+	xorq	%r11, %r11
+	testq	%r8, %r8
+	cmoveq	%r11, %r9
+	cmoveq	%r11, %r10
+	vmovq	%r10, %xmm4
+	vmovq	%r9, %xmm5
+	vpunpcklqdq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm5
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm8
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm11
+	vbroadcasti32x4	176(%rdi), %zmm12
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm22
+	vpxorq	%zmm22, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm15, %zmm15
+	vpxorq	%zmm22, %zmm16, %zmm16
+	vpxorq	%zmm22, %zmm17, %zmm17
+	vpxorq	%zmm22, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm20, %zmm20
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	16(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top192:
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	(%rdi), %zmm22
+	vpxorq	%zmm22, %zmm14, %zmm14
+	vmovdqu64	-128(%rcx), %zmm23
+	vpxorq	%zmm22, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vpxorq	%zmm22, %zmm16, %zmm16
+	vpxorq	%zmm22, %zmm17, %zmm17
+	vmovdqu64	-64(%rcx), %zmm24
+	vpxorq	%zmm22, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpxorq	%zmm22, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm20, %zmm20
+	vmovdqu64	384(%rax), %zmm25
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vmovdqu64	448(%rax), %zmm26
+	vbroadcasti32x4	16(%rdi), %zmm22
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vpclmulqdq	$0, 2000(%rax), %zmm27, %zmm25
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vpshufd	$78, %zmm24, %zmm27
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	32(%rdi), %zmm22
+	vpxorq	%zmm24, %zmm27, %zmm27
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vpclmulqdq	$0, 2064(%rax), %zmm27, %zmm26
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vpternlogd	$150, %zmm29, %zmm28, %zmm3
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm23, %zmm0
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm2
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	-256(%rcx), %zmm22
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	-192(%rcx), %zmm23
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vmovdqu64	256(%rax), %zmm24
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vmovdqu64	320(%rax), %zmm25
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vpclmulqdq	$0, 1872(%rax), %zmm26, %zmm24
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpclmulqdq	$0, 1936(%rax), %zmm26, %zmm25
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vmovdqu64	-384(%rcx), %zmm22
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vmovdqu64	-320(%rcx), %zmm23
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vmovdqu64	128(%rax), %zmm24
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vmovdqu64	192(%rax), %zmm25
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$0, 1744(%rax), %zmm26, %zmm24
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, 1808(%rax), %zmm26, %zmm25
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vmovdqu64	-512(%rcx), %zmm22
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vmovdqu64	-448(%rcx), %zmm23
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vmovdqu64	(%rax), %zmm24
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vmovdqu64	64(%rax), %zmm25
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vpclmulqdq	$0, 1616(%rax), %zmm26, %zmm24
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, 1680(%rax), %zmm26, %zmm25
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %rax
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top192
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last192:
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm8
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vmovdqu64	-64(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1488(%rax), %zmm10, %zmm8
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1552(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vmovdqu64	-256(%rcx), %zmm6
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vmovdqu64	-256(%rax), %zmm8
+	vmovdqu64	-192(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1424(%rax), %zmm10, %zmm9
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vmovdqu64	-320(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-384(%rax), %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-320(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1296(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vmovdqu64	-512(%rcx), %zmm6
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm4
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1168(%rax), %zmm10, %zmm9
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr10_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr10_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr1192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr1192:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr1192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2c_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm7
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm8
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vmovdqu64	-64(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vmovdqu64	-256(%rax), %zmm9
+	vmovdqu64	-192(%rax), %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpclmulqdq	$0, 1360(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm11, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-384(%rax), %zmm9
+	vmovdqu64	-320(%rax), %zmm10
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1232(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm11, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vmovdqu64	-512(%rcx), %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm8
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm9
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-448(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vbroadcasti32x4	176(%rdi), %zmm4
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm11, %zmm9
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vbroadcasti32x4	192(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1168(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr20_192
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr21_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_192
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr21_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr20_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr20_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr2192:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr2192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2c_192:
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4c_192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm4, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vmovdqu64	-128(%rcx), %zmm9
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm10
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm11
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vmovdqu64	-64(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, 1488(%rax), %zmm13, %zmm11
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, 1552(%rax), %zmm13, %zmm12
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm10
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vmovdqu64	-256(%rax), %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-192(%rax), %zmm12
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vpclmulqdq	$0, 1360(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 1424(%rax), %zmm13, %zmm12
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm9
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vmovdqu64	-320(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-384(%rax), %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-320(%rax), %zmm12
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1232(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1296(%rax), %zmm13, %zmm12
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-512(%rcx), %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-448(%rcx), %zmm10
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm11
+	vmovdqu64	-448(%rax), %zmm12
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufd	$78, %zmm9, %zmm13
+	vbroadcasti32x4	176(%rdi), %zmm4
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm13, %zmm11
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vbroadcasti32x4	192(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, 1168(%rax), %zmm13, %zmm12
+	vaesenclast	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenclast	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr40_192
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr41_192
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr42_192
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr43_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr43_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr43_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_192
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr43_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr40_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr40_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr40_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr40_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr41_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr41_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr41_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_192
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr41_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcr42_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr42_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcr42_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_192
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecr42_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecr4192:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcr4192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4c_192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm4, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x2(%rip), %zmm4, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x3(%rip), %zmm4, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x4(%rip), %zmm4, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x5(%rip), %zmm4, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x6(%rip), %zmm4, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x7(%rip), %zmm4, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm4
+	vpaddd	%xmm4, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	(%rdi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	-128(%rcx), %zmm13
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm14
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vmovdqu64	-128(%rax), %zmm15
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vmovdqu64	-64(%rax), %zmm16
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, 1488(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$0, 1552(%rax), %zmm17, %zmm16
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm4
+	vmovdqu64	-256(%rax), %zmm15
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-192(%rax), %zmm16
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
+	vbroadcasti32x4	96(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	112(%rdi), %zmm4
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vmovdqu64	-384(%rax), %zmm15
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vmovdqu64	-320(%rax), %zmm16
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vbroadcasti32x4	128(%rdi), %zmm4
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vbroadcasti32x4	144(%rdi), %zmm4
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-512(%rcx), %zmm13
+	vbroadcasti32x4	160(%rdi), %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm14
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vmovdqu64	-512(%rax), %zmm15
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vmovdqu64	-448(%rax), %zmm16
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpshufd	$78, %zmm13, %zmm17
+	vbroadcasti32x4	176(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vbroadcasti32x4	192(%rdi), %zmm4
+	vaesenclast	%zmm4, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenclast	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenclast	%zmm4, %zmm7, %zmm7
+	vaesenclast	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
+	vaesenclast	%zmm4, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenclast	%zmm4, %zmm10, %zmm10
+	vaesenclast	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenclast	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc0_192
+	vmovdqu64	(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc1_192
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc2_192
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc3_192
+	vmovdqu64	192(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm4
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc4_192
+	vmovdqu64	256(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm4
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc5_192
+	vmovdqu64	320(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm10, %zmm4
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc6_192
+	vmovdqu64	384(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpshufd	$78, %zmm11, %zmm4
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm11, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm11, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm12, %zmm4
+	vmovdqu8	%zmm4, 448(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc7_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 448(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2064(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_192
+	vmovdqu64	%zmm12, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec7_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc0_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc0_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec0_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc1_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_192
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec1_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc2_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_192
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec2_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc3_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_192
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec3_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm9, %zmm4
+	vmovdqu8	%zmm4, 256(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc4_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_192
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec4_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm10, %zmm4
+	vmovdqu8	%zmm4, 320(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc5_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 320(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_192
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec5_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partc6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm11, %zmm4
+	vmovdqu8	%zmm4, 384(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc6_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingc6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_192
+	vmovdqu64	%zmm11, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholec6_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducec192:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedc192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc192:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end192
 .Laesgen_vaes512_gcm_r2_encrypt_data_small192:
 	testq	%rdx, %rdx

@@ -120,6 +120,9 @@ class Preset:
     # [gcm] stitch: the part of a batch's AES rounds its GHASH is spread through, percent
     # "start-end" (KernelSpec.stitch), chosen from the figures recorded in the preset file
     gcm_stitch: str = "0-100"
+    # [gcm] record_chunk: registers a chunk of the zmm GCM kernels' one-shot record path
+    # (KernelSpec.record_chunk; 0 for none), chosen from the figures recorded in the file
+    gcm_record_chunk: int = 0
 
     def features_of(self, choice: MethodChoice) -> tuple[str, ...]:
         """What a CPU of this preset has when it runs that method's kernels."""
@@ -156,7 +159,8 @@ def load_preset(path: Path) -> Preset:
                     d.get("gcm", {}).get("multiply", "schoolbook"),
                     d.get("gcm", {}).get("zmm_batch", 4), d.get("uarch", ""),
                     tuple(d.get("optional_features", ())),
-                    d.get("gcm", {}).get("stitch", "0-100"))
+                    d.get("gcm", {}).get("stitch", "0-100"),
+                    d.get("gcm", {}).get("record_chunk", 0))
     if not preset.uarch:
         raise TargetError(f"{path.name}: no uarch (the microarchitecture model in "
                           "targets/uarch/ whose facts the generator's choices read)")
@@ -166,6 +170,10 @@ def load_preset(path: Path) -> Preset:
     if not 1 <= preset.gcm_zmm_batch <= 16:
         raise TargetError(f"{path.name}: [gcm] zmm_batch must be 1..16 registers, not "
                           f"{preset.gcm_zmm_batch!r}")
+    if (not isinstance(preset.gcm_record_chunk, int)
+            or not 0 <= preset.gcm_record_chunk <= 16):
+        raise TargetError(f"{path.name}: [gcm] record_chunk must be 0..16 registers (0: no "
+                          f"record path), not {preset.gcm_record_chunk!r}")
     try:
         stitch_window(preset.gcm_stitch)
     except ValueError as e:

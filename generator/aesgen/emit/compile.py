@@ -43,6 +43,7 @@ class CompiledKernel:
     # (section, name, offset, size, doc) of a context built from declared fields
     context_fields: tuple = ()
     batch_registers: int | None = None     # the skeleton's own batch, when not the preset's
+    record_chunk: int = 0                  # the one-shot record path's chunk (BuiltKernel's)
     # stats(), worked out beforehand (compiled_summary: the functions keep no instructions)
     precomputed_stats: dict | None = field(default=None, compare=False)
     # the constant-time pass's report (passes/secrets.py): its findings, as text, and the
@@ -168,7 +169,7 @@ def _compile_kernel(spec: KernelSpec) -> CompiledKernel:
     findings, entries = _prove_constant_time(spec, functions, built, default_abi)
     return CompiledKernel(spec, functions, texts, built.ctx_size, built.timing_warning,
                           built.context_fields, built.interleave,
-                          timing_findings=findings, timing_entries=entries,
+                          record_chunk=built.record_chunk, timing_findings=findings, timing_entries=entries,
                           public_fields=built.public_fields)
 
 

@@ -92,7 +92,13 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                                             doubling=choice.doubling, sbox=choice.sbox,
                                             hash_engine=hash_engine,
                                             stitch=(req.preset.gcm_stitch if desc.aead
-                                                    else ""), scrub=req.scrub))
+                                                    else ""), scrub=req.scrub,
+                                            record_chunk=(req.preset.gcm_record_chunk
+                                                          if name == "gcm"
+                                                          and choice.width == 512
+                                                          and choice.method
+                                                          not in SLICED_METHODS
+                                                          else 0)))
     return specs
 
 
@@ -324,6 +330,7 @@ def _manifest_entry(ck: CompiledKernel, flavours: tuple[str, ...]) -> dict:
         "constant_time_proof": _proof_entry(ck),
         "features": list(ck.features),
         "ctx_size": ck.ctx_size, "interleave": ck.interleave,
+        **({"record_chunk": ck.record_chunk} if ck.record_chunk else {}),
         **({"sbox": ck.spec.sbox or SBOX_NETLISTS[0]} if ck.spec.method in SLICED_METHODS
            else {}),
         "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec, flavours[0]),

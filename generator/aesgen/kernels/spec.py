@@ -85,6 +85,10 @@ class KernelSpec:
     # rounds' stream, "start-end" (the hash done before the rounds end leaves its
     # loop-carried result time to arrive); "" is all of it, "0-100"
     stitch: str = ""
+    # GCM on zmm: registers of blocks a chunk of the one-shot record path (a record of more
+    # than one chunk, up to the powers of H kept, as a pipeline of chunks: AES of one beside
+    # the products of the one before, one reduction); 0: records take the batch loop
+    record_chunk: int = 0
     # zero every vector register an entry point touched before it returns (the frame pass;
     # VZEROALL and zmm16-31 on x86, EOR on AArch64): no key-derived value is left behind.
     # False only by `aesgen generate --no-scrub`, for a caller who scrubs itself
@@ -153,6 +157,8 @@ class KernelSpec:
                              f", not {self.abi!r}")
         if self.stitch:
             stitch_window(self.stitch)
+        if not 0 <= self.record_chunk <= 16:
+            raise ValueError(f"record_chunk must be 0..16 registers, got {self.record_chunk}")
 
     @property
     def stitch_window(self) -> tuple[int, int]:

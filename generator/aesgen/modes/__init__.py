@@ -29,6 +29,8 @@ class BuiltKernel:
     # registers of blocks a batch, where the skeleton departs from the preset's interleave
     # (GCM on zmm runs 4 registers, 16 blocks, a batch)
     interleave: int | None = None
+    # registers a chunk of a one-shot record path (GCM on zmm: modes/gcm/x86_64.py), 0: none
+    record_chunk: int = 0
 
 
 @dataclass(frozen=True)

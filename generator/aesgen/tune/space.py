@@ -32,8 +32,11 @@ ZMM_BATCHES = tuple(range(1, 9)) + (12, 16)  # of the 1..16 [gcm] zmm_batch load
 # where a stitched GCM loop spreads the hash through the rounds (percent, KernelSpec.stitch):
 # all of them, or ending early so the batch's reduction is done before the next one needs it
 STITCHES = ("0-100", "0-80", "10-75", "20-70")
+# registers a chunk of the zmm one-shot record path ([gcm] record_chunk; 0: the batch loop)
+RECORD_CHUNKS = (0, 4, 6, 8, 10, 12)
 # [gcm] key -> the Preset field it loads into
-GCM_FIELDS = {"multiply": "gcm_multiply", "zmm_batch": "gcm_zmm_batch", "stitch": "gcm_stitch"}
+GCM_FIELDS = {"multiply": "gcm_multiply", "zmm_batch": "gcm_zmm_batch", "stitch": "gcm_stitch",
+              "record_chunk": "gcm_record_chunk"}
 
 
 @dataclass(frozen=True)
@@ -138,14 +141,17 @@ def choices_for(preset: Preset) -> list[Choice]:
     if zmm:
         out.append(Choice("gcm.zmm_batch", "gcm", "zmm_batch", ZMM_BATCHES, "gcm", zmm[0],
                           "the preset's GCM method on zmm"))
+        out.append(Choice("gcm.record_chunk", "gcm", "record_chunk", RECORD_CHUNKS, "gcm",
+                          zmm[0], "the preset's GCM method on zmm"))
     return out
 
 
 def why_absent(preset: Preset, name: str) -> str:
     """Why ``name`` is not among the preset's choices, as one line for an error."""
     known = ", ".join(c.name for c in choices_for(preset)) or "none"
-    if name in ("gcm.multiply", "gcm.stitch", "gcm.zmm_batch"):
-        need = ("a GCM kernel on zmm (vaes512 with VPCLMULQDQ)" if name == "gcm.zmm_batch"
+    if name in ("gcm.multiply", "gcm.stitch", "gcm.zmm_batch", "gcm.record_chunk"):
+        need = ("a GCM kernel on zmm (vaes512 with VPCLMULQDQ)"
+                if name in ("gcm.zmm_batch", "gcm.record_chunk")
                 else "a GCM kernel whose hash engine is a carry-less multiply ("
                 + ", ".join(mode("gcm").multiply_choice) + ")")
         return (f"preset {preset.name} has no choice {name!r}: it has no {need}; its "
@@ -167,5 +173,6 @@ def why_absent(preset: Preset, name: str) -> str:
             why = f"{m.variant} is not a GFNI method: it has no doubling"
         return f"preset {preset.name} has no choice {name!r}: {why}; its choices: {known}"
     return (f"unknown choice {name!r}; choices are gcm.multiply, gcm.stitch, gcm.zmm_batch, "
+            f"gcm.record_chunk, "
             f"methods.<variant>.interleave, .round_keys (evex), .doubling (gfni) or .sbox "
             f"(bit-sliced); preset {preset.name} has: {known}")

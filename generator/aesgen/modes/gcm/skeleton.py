@@ -349,19 +349,21 @@ class GcmFrame:
         self.begin_message(j0, counter_secret=True)
         b.bind(have_j0)
 
-    def begin_message(self, j0, counter_secret: bool = False) -> None:
+    def begin_message(self, j0, counter_secret: bool = False, face: bool = True) -> None:
         """What every message starts from J0: the counter J0 + 1 (the ISA layer's
         counter_after), FACE's step (face_begin: the nonce bytes its table is for checked,
         the counter's window cached) and E_K(J0), the tag's mask. With ``counter_secret``
         (J0 from GHASH, start) no FACE: the table stays as it is, no window is cached, and
-        the counter is stored declassified (nothing branches on it: COUNTER_SECRET)."""
+        the counter is stored declassified (nothing branches on it: COUNTER_SECRET).
+        Without ``face`` (a record the data path takes without FACE) no FACE either, the
+        table and its run as they were."""
         b = self.b
         with b.phase("counter"):
             c = self.counter_after(j0)
             if counter_secret:
                 b.comment(COUNTER_DECLASSIFIED)
             self.store_block("COUNTER", c)
-        if counter_secret:
+        if counter_secret or not face:
             if self.k.face_rounds:
                 self.isa.store_imm(b, self.f("FACE_WINDOW", width=64), NO_WINDOW)
             self.aes_any_size(j0)
@@ -536,7 +538,7 @@ def _one_shot_start(g, nonce: Reg, nonce_len: Reg, aad: Reg, aad_len: Reg, inp: 
         after_record(g.short_record(nonce, aad, aad_len, inp, length, g.arg("out"),
                                     decrypt=decrypt))
         b.bind(record)
-        g.start_record(nonce, aad, aad_len)
+        g.start_record(nonce, aad, aad_len, None if decrypt else length)
         g.isa.jump(b, data)
     b.bind(general)
     g.start(nonce, nonce_len)

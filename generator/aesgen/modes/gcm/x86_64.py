@@ -50,11 +50,26 @@ def tail_sizes(batch: int) -> list[int]:
     return sorted({1 << i for i in range(batch.bit_length()) if 1 << i < batch} | {batch})
 
 
+@dataclass(frozen=True)
+class Drain:
+    """What the zmm masked tail hashes beside its AES rounds: the ``regs`` registers of
+    ciphertext just before out (the encrypt loop's last batch, or the record path's last
+    chunk), into ``acc`` (the sum so far, unreduced) or a new sum that X joins;
+    ``length_hashed``: acc holds the length block's product already."""
+    regs: int
+    acc: Products | None = None
+    length_hashed: bool = False
+
+
 # vector registers the zmm loop holds beside a batch's blocks, its resident round keys and
 # the products of one register pair (6 Karatsuba, 8 schoolbook): the counters, X, the three
 # sums, the FACE cache, a loaded power of H (found by the allocator: with 8 blocks and
 # Karatsuba, 11 keys allocate and 12 do not; with schoolbook, 9 and 10)
 ZMM_LOOP_REGISTERS = 7
+# vector registers the record path (_record_chunks) needs beside a chunk's blocks and its
+# resident round keys (found by the allocator: a chunk of 8 with 10 keys allocates, with 11
+# not; of 7 with 11)
+CHUNK_LOOP_REGISTERS = 14
 SPILLED = 2                     # vector registers Body.rounds may keep in SPILL
 
 
@@ -96,6 +111,11 @@ class GcmKernel:
         # 16-register path's tails: batches of 4, single blocks, a partial block)
         self.short_records = spec.hash in ("clmul", "clmul-xmm")
         self.masked_tails = self.lanes == 4 and not self.sliced_hash
+        # one-shot records of a few chunks: a pipeline of chunks of registers
+        # (_record_chunks), where the engine's rounds cost by the register
+        self.record_chunk = (spec.record_chunk if self.masked_tails and spec.hash == "clmul"
+                             and self.engine.stitched and not self.engine.grouped_batches
+                             else 0)
         # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave);
         # in 16 registers, BATCH less the temporaries the engine's rounds need; with the
         # byte-sliced hash, whose state waits in the context, 8 blocks (its 8 streams)
@@ -634,6 +654,15 @@ class Body(GcmFrame):
         end, small = b.label(f"end{bits}"), b.label(f"small{bits}")
         top, drain = b.label(f"top{bits}"), b.label(f"drain{bits}")
         step = 16 * self.k.batch * lanes              # bytes a batch
+        chunked = self.k.record_chunk and not decrypt
+        if chunked:                                   # a one-shot record of a few chunks
+            batches, chunks = b.label(f"batches{bits}"), b.label(f"chunks{bits}")
+            with b.phase("loop"):
+                a.test(final, final)
+                a.je(batches)
+                self.unless_record_path(length, small, batches)
+                a.jmp(chunks)
+                b.bind(batches)
         with b.phase("loop"):
             a.cmp(length, Imm(step))
             a.jb(small)
@@ -660,14 +689,19 @@ class Body(GcmFrame):
                 with b.region(f"drain-{bits}"):
                     a.test(length, length)
                     a.je(alone)
-                self._masked_tail(bits, x, c, inp, length, out, decrypt, final, True, "d")
+                self._masked_tail(bits, x, c, inp, length, out, decrypt, final,
+                                  Drain(self.k.batch), "d")
                 with b.region(f"drain-{bits}"):
                     a.jmp(end)
                     b.bind(alone)
                     self._end_alone(x, out, final)
                     a.jmp(end)
+                if chunked:
+                    b.bind(chunks)
+                    self._record_chunks(bits, x, wide, inp, length, out, final)
+                    a.jmp(end)
             b.bind(small)
-            self._masked_tail(bits, x, c, inp, length, out, decrypt, final, False)
+            self._masked_tail(bits, x, c, inp, length, out, decrypt, final, None)
             b.bind(end)
             v.store(self.f("COUNTER"), c)
             return
@@ -706,6 +740,89 @@ class Body(GcmFrame):
                        record=self.addr("PENDING"), record_input=decrypt)
         b.bind(end)
         v.store(self.f("COUNTER"), c)
+
+    def _record_chunks(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
+                       final: Reg) -> None:
+        """A one-shot encryption of more than a chunk and at most table_powers - 1 blocks
+        (the powers of H reach every block and the length block), as a pipeline of chunks
+        of k.record_chunk registers: the AES rounds of chunk i beside the products of
+        chunk i - 1 (read back from out), every block by its own power of H from
+        _group_powers' pointer, all summed unreduced; the last chunk's products beside the
+        masked tail's rounds (1..record_chunk registers), one reduction at the end. The
+        batch loop would run a whole batch of AES before its first multiply and hash its
+        last batch alone after the rounds: at a 1420-byte record most of the time. No FACE
+        here: such a record is bound by the carry-less multiplies, not the rounds."""
+        a, b, v, k = self.a, self.b, self.v, self.k
+        chunk, lanes = k.record_chunk, k.lanes
+        c = wide.view(128)
+        with b.region(f"chunks-{bits}"):
+            with b.phase("ghash_multiply"):
+                # register j of the record takes its powers at pw + 64 j; X joins the first
+                # block: its product by that block's power starts the sum, with the length
+                # block's by H~^1 (both while the first chunk's rounds leave the
+                # multiplier idle, not at the end, where it is the bottleneck)
+                pw = self._group_powers(length, final)
+                xp = self.mul_power_at(x, Mem(128, base=pw), None)
+            lp = self._length_products(final)
+            self._add_products(xp, lp)
+            acc = Products(xp.lo.view(512), xp.hi.view(512), xp.mi.view(512), k.karatsuba)
+            with b.phase("counter"):
+                v.broadcast_register(wide, c)
+                k.counter.vector_add(v, wide, wide, b.const(f"lanes{lanes}", b"".join(
+                    lane.to_bytes(16, "little") for lane in range(lanes)), align=64))
+            keys = self.chunk_keys(bits)
+            blocks = self._counters(wide, chunk)
+            self.aes(blocks, bits, keys)
+            self.xor_store(blocks, inp, out)
+            self.advance(inp, out, length, chunk * lanes)
+            top, last = b.label(f"chunk_top{bits}"), b.label(f"chunk_last{bits}")
+            b.bind(top)
+            with b.phase("loop"):
+                a.cmp(length, Imm(64 * chunk))
+                a.jbe(last)
+            blocks = self._counters(wide, chunk)
+            self.beside(lambda: self.aes(blocks, bits, keys),
+                        lambda: self.products(None, out, chunk, -64 * chunk, 512,
+                                              self._powers_from(pw, 0), acc))
+            self.xor_store(blocks, inp, out)
+            self.advance(inp, out, length, chunk * lanes)
+            with b.phase("loop"):
+                a.add(pw, Imm(64 * chunk))
+                a.jmp(top)
+            b.bind(last)
+        self._masked_tail(bits, x, c, inp, length, out, False, final,
+                          Drain(chunk, acc, length_hashed=True), "c", most=chunk)
+
+    def face_free_limit(self) -> int:
+        """The longest one-shot seal whose data path runs no FACE batch: the record path's
+        longest (_record_chunks), else one block less than a batch (the tails compute
+        every round)."""
+        k = self.k
+        if k.record_chunk:
+            return 16 * (k.table_powers - 1)
+        return 16 * k.batch * k.lanes - 1
+
+    def unless_record_path(self, length: Reg, shorter: Label, longer: Label) -> None:
+        """Fall through when a one-shot seal of ``length`` bytes takes the record path
+        (_record_chunks: more than a chunk, every block within the powers of H kept); else
+        to ``shorter`` or ``longer``. The length is public."""
+        a = self.a
+        a.cmp(length, Imm(64 * self.k.record_chunk))
+        a.jbe(shorter)
+        a.cmp(length, Imm(16 * (self.k.table_powers - 1)))
+        a.ja(longer)
+
+    def chunk_keys(self, bits: int) -> Keys:
+        """The record path's round keys: the last rounds' in registers, as many as there is
+        room for beside a chunk (the others broadcast where used)."""
+        nr = ROUNDS[bits]
+        room = 32 - self.k.record_chunk - CHUNK_LOOP_REGISTERS
+        regs: list[Reg | None] = [None] * (nr + 1)
+        for r in range(max(0, nr + 1 - room), nr + 1):
+            regs[r] = self.b.vec(512)
+            self.v.broadcast_lane(regs[r], Mem(128, base=self.ctx,
+                                               disp=ctx_layout.ROUND_KEYS + 16 * r))
+        return Keys(self.ctx, regs, 128)
 
     def _group_powers(self, length: Reg | None, final: Reg) -> Reg:
         """The address in H_POWERS of H~^(t + F), the power of the last block the message's
@@ -755,17 +872,25 @@ class Body(GcmFrame):
         v.unpack_low_qwords(lens, lens, t)
         return lens
 
-    def _drain_products(self, x: Reg, out: Reg, pw: Reg) -> Products:
-        """The unreduced products of the encrypt loop's last batch (in out, before the
-        pointer), X joining its first block, its powers from _group_powers' pw."""
+    def _drain_products(self, x: Reg, out: Reg, pw: Reg, drain: Drain) -> Products:
+        """The unreduced products of the drain.regs registers before out (the encrypt
+        loop's last batch, or the record path's last chunk), their powers from
+        _group_powers' pw, added to drain.acc; without drain.acc, X joins the first block
+        of a new sum."""
+        return self.products(None if drain.acc else x, out, drain.regs, -64 * drain.regs,
+                             512, self._powers_from(pw, -64 * drain.regs), drain.acc)
+
+    def _powers_from(self, pw: Reg, disp: int):
+        """products' power_of for registers whose first takes its powers at pw + disp
+        (register j 64 j further; H_KARATSUBA's keys as far into their field)."""
         k = self.k
         apart = k.layout.offset("H_KARATSUBA") - k.layout.offset("H_POWERS") \
             if k.karatsuba else 0
 
         def power_of(j: int, field: str) -> Mem:
-            return Mem(512, base=pw, disp=-16 * k.powers + 64 * j
+            return Mem(512, base=pw, disp=disp + 64 * j
                        + (apart if field == "H_KARATSUBA" else 0))
-        return self.products(x, out, k.batch, -16 * k.powers, 512, power_of)
+        return power_of
 
     def _length_products(self, final: Reg) -> Products:
         """The length block times H~^1, unreduced, in xmm (zero above: a wide view is the
@@ -786,43 +911,47 @@ class Body(GcmFrame):
         with b.phase("ghash_multiply"):
             pw = self._group_powers(None, final)
         lp = self._length_products(final)
-        acc = self._drain_products(x, out, pw)
+        acc = self._drain_products(x, out, pw, Drain(self.k.batch))
         self._add_products(acc, lp)
         with b.phase("reduction"):
             v.copy(x, h.reduce(acc))
 
     def _masked_tail(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
-                     decrypt: bool, final: Reg, drained: bool, tag: str = "") -> None:
+                     decrypt: bool, final: Reg, drain: Drain | None, tag: str = "",
+                     most: int | None = None) -> None:
         """The last ``length`` bytes (less than a batch) on zmm, with no loop: one AES batch
         of registers of counters, the fewest of tail_sizes(k.batch) that hold them; each
         register's 64 bytes are loaded, XORed and stored whole, or, in the
         register the message ends in, through a byte mask (masked loads and stores touch
-        nothing past the buffers). With ``drained`` (after the encrypt loop, length > 0)
-        the loop's last batch is hashed beside the tail's AES rounds and summed with the
-        tail's products; one reduction ends it all (_tail_registers). With no data and
-        ``final``, X = (X ^ L) H~. ``tag`` keeps this copy's labels apart."""
+        nothing past the buffers). With ``drain`` (after the encrypt loop or the record
+        path's chunks, length > 0) the registers before out are hashed beside the tail's
+        AES rounds and summed with the tail's products; one reduction ends it all
+        (_tail_registers). With no data and ``final``, X = (X ^ L) H~. ``tag`` keeps this
+        copy's labels apart; ``most``: the registers length may need (default a batch)."""
         a, b, k, v = self.a, self.b, self.k, self.v
         end = b.label(f"tail_end{tag}{bits}")
         empty = b.label(f"tail_empty{tag}{bits}")
-        if not drained:
+        if drain is None:
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.test(length, length)
                 a.je(empty)
         # a bit-sliced group costs the same however few of its registers are used: one size
         sizes = [k.batch] if k.engine.grouped_batches else tail_sizes(k.batch)
+        if most is not None:
+            sizes = [n for n in sizes if n < most] + [most]
         for regs in sizes[:-1]:                     # the largest falls through
             bigger = b.label(f"tail_over{regs}{tag}_{bits}")
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.cmp(length, Imm(64 * regs))
                 a.ja(bigger)
             self._tail_registers(bits, x, c, inp, length, out, decrypt, regs,
-                                 f"{tag}r{regs}", final, drained)
+                                 f"{tag}r{regs}", final, drain)
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.jmp(end)
             b.bind(bigger)
         self._tail_registers(bits, x, c, inp, length, out, decrypt, sizes[-1], tag, final,
-                             drained)
-        if not drained:
+                             drain)
+        if drain is None:
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.jmp(end)
                 b.bind(empty)
@@ -834,7 +963,7 @@ class Body(GcmFrame):
 
     def _tail_registers(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
                         decrypt: bool, regs: int, tag: str, final: Reg,
-                        drained: bool) -> None:
+                        drain: Drain | None) -> None:
         """_masked_tail's work with ``regs`` registers (0 < length <= 64 regs); label
         names take ``tag``. The whole blocks are hashed with one reduction, lane l of
         register j by H~^(t + F - 4j - l) from _group_powers' pointer (set by the public
@@ -862,11 +991,13 @@ class Body(GcmFrame):
                 self.k.counter.vector_add(v, c, c, t)
             with b.phase("ghash_multiply"):
                 pw = self._group_powers(length, final)
-            lp = self._length_products(final)
+            drained = drain is not None
+            lp = None if drained and drain.length_hashed else self._length_products(final)
             if drained:
                 _, acc = self.beside(lambda: self.aes(blocks, bits),
-                                     lambda: self._drain_products(x, out, pw))
-                self._add_products(acc, lp)
+                                     lambda: self._drain_products(x, out, pw, drain))
+                if lp is not None:
+                    self._add_products(acc, lp)
             else:
                 self.aes(blocks, bits)
                 # the length block's products, zero above lane 0, start the sum
@@ -1018,12 +1149,13 @@ class Body(GcmFrame):
         with self.keeping(c, j0):
             self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
 
-    def start_record(self, nonce: Reg, aad: Reg, aad_len: Reg) -> None:
+    def start_record(self, nonce: Reg, aad: Reg, aad_len: Reg, length: Reg | None) -> None:
         """start() and absorb() of a one-shot record under a 12-byte nonce with at most 16
         bytes of AAD (takes_short_path), from registers: J0 = nonce || 1 built in place,
         the AAD's one block hashed as X = A H (an empty AAD gives X = 0, as GHASH of no
         block does), the AAD closed. No store is read back before the data path, and no
-        partial AAD block waits in PENDING for it."""
+        partial AAD block waits in PENDING for it. A seal (``length`` given) whose data
+        path runs no FACE batch (face_free_limit) skips FACE's step too."""
         a, b, v = self.a, self.b, self.v
         with b.phase("counter"):
             j0 = counter_block(self, nonce_block(self, nonce), 1)
@@ -1037,7 +1169,18 @@ class Body(GcmFrame):
         a.mov(self.f("MSG_LEN", width=64), Imm(0))
         a.mov(self.f("IN_DATA", width=64), Imm(1))
         a.mov(self.f("COUNTER_SECRET", width=64), Imm(0))      # J0 = nonce || 1: public
+        if not (self.k.face_rounds and length is not None):
+            self.begin_message(j0)
+            return
+        faced, begun = b.label("record_faced"), b.label("record_begun")
+        with b.phase("loop"):
+            a.cmp(length, Imm(self.face_free_limit()))
+            a.ja(faced)
+        self.begin_message(j0, face=False)
+        a.jmp(begun)
+        b.bind(faced)
         self.begin_message(j0)
+        b.bind(begun)
 
     def finish(self) -> Reg:
         """The full 16-byte tag (SP 800-38D 7.1 steps 5-6) in a register. Leaves the
@@ -1120,4 +1263,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
                        public_fields=k.layout.public_names(), abi=abi,
                        interleave=k.batch if k.batch != spec.interleave else None,
+                       record_chunk=k.record_chunk,
                        timing_warning=NOT_CONSTANT_TIME if k.table_hash else None)
