@@ -580,6 +580,41 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
     assert ctx.guards_intact()
 
 
+class FaceRecords:
+    """A context keyed for the FACE tests: records sealed into it (each checked against the
+    cryptography package's AES-GCM) and its FACE fields read back."""
+
+    def __init__(self, aead, info, seed: int) -> None:
+        self.aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+        self.aead, self.off = aead, _fields(info)
+        self.ctx = Ctx(aead.ctx_size)
+        self.rng = random.Random(seed)
+        self.key, self.static_iv = self.rng.randbytes(16), self.rng.randbytes(12)
+        self.aad = self.rng.randbytes(13)
+        assert aead.init(self.ctx.addr, _buf(self.key), 16) == 0
+
+    def tls(self, seq: int) -> bytes:
+        return _tls_nonce(self.static_iv, seq)
+
+    def record(self, nonce: bytes, n: int) -> None:
+        pt = self.rng.randbytes(n)
+        r, ct, tag = seal(self.aead, self.ctx, nonce, self.aad, pt)
+        want = self.aesgcm.AESGCM(self.key).encrypt(nonce, pt, self.aad)
+        assert r == 0 and ct + tag == want, (len(nonce), n)
+
+    def u64(self, name: str) -> int:
+        at = self.ctx.off + self.off[name]
+        return int.from_bytes(self.ctx.raw.raw[at:at + 8], "little")
+
+    def face_state(self, budget: bool = True) -> bytes:
+        """The table, its tag and its run of filled entries; with ``budget`` the fill
+        budget too."""
+        at = self.ctx.off + self.off["FACE_TABLE"]
+        fields = ("FACE_TAG_LO", "FACE_TAG_HI", "FILL_START", "FILL_COUNT", "FILL_BUDGET")
+        return self.ctx.raw.raw[at:at + 256 * 16] + b"".join(
+            self.u64(f).to_bytes(8, "little") for f in fields[:5 if budget else 4])
+
+
 @pytest.mark.parametrize("aead", _face_aeads(), indirect=True)
 def test_gcm_face_never_meets_a_counter_from_ghash(aead, request) -> None:
     """A nonce of other than 12 bytes gives J0 = GHASH_H(nonce, its length), linear in H:
@@ -588,41 +623,18 @@ def test_gcm_face_never_meets_a_counter_from_ghash(aead, request) -> None:
     run of filled entries (filled by 12-byte-nonce records before) are left exactly as they
     were, byte for byte, however long the message; the next 12-byte nonce clears the flag
     and finds its table again."""
-    aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
-    info = request.node.callspec.params["aead"][1]
-    off = _fields(info)
-    ctx = Ctx(aead.ctx_size)
-    rng = random.Random(SEED + 22)
-    key, static_iv, aad = rng.randbytes(16), rng.randbytes(12), rng.randbytes(13)
-    assert aead.init(ctx.addr, _buf(key), 16) == 0
-
-    def record(nonce: bytes, n: int) -> None:
-        pt = rng.randbytes(n)
-        r, ct, tag = seal(aead, ctx, nonce, aad, pt)
-        assert r == 0 and ct + tag == aesgcm.AESGCM(key).encrypt(nonce, pt, aad), len(nonce)
-
-    def u64(name: str) -> int:
-        at = ctx.off + off[name]
-        return int.from_bytes(ctx.raw.raw[at:at + 8], "little")
-
-    def face_state() -> bytes:
-        raw = ctx.raw.raw
-        table = raw[ctx.off + off["FACE_TABLE"]:ctx.off + off["FACE_TABLE"] + 256 * 16]
-        return table + b"".join(u64(f).to_bytes(8, "little")
-                                for f in ("FACE_TAG_LO", "FACE_TAG_HI", "FILL_START",
-                                          "FILL_COUNT", "FILL_BUDGET"))
-
-    record(_tls_nonce(static_iv, 1), 2048)
-    record(_tls_nonce(static_iv, 2), 2048)
-    assert u64("COUNTER_SECRET") == 0 and u64("FILL_COUNT") > 0
-    before = face_state()
+    f = FaceRecords(aead, request.node.callspec.params["aead"][1], SEED + 22)
+    f.record(f.tls(1), 2048)
+    f.record(f.tls(2), 2048)
+    assert f.u64("COUNTER_SECRET") == 0 and f.u64("FILL_COUNT") > 0
+    before = f.face_state()
     for n_len in (16, 13, 8, 60):
-        record(rng.randbytes(n_len), rng.choice((1024, 4096, 4100)))
-        assert u64("COUNTER_SECRET") == 1, n_len
-        assert face_state() == before, f"a {n_len}-byte nonce's message touched FACE's state"
-    record(_tls_nonce(static_iv, 3), 2048)
-    assert u64("COUNTER_SECRET") == 0
-    assert ctx.guards_intact()
+        f.record(f.rng.randbytes(n_len), f.rng.choice((1024, 4096, 4100)))
+        assert f.u64("COUNTER_SECRET") == 1, n_len
+        assert f.face_state() == before, f"a {n_len}-byte nonce's message touched FACE's state"
+    f.record(f.tls(3), 2048)
+    assert f.u64("COUNTER_SECRET") == 0
+    assert f.ctx.guards_intact()
 
 
 def _record_path_aeads():
@@ -689,40 +701,22 @@ def test_gcm_record_path_leaves_face_alone(aead, request) -> None:
     multiplies, not the rounds): records it takes, under the prefix the table was filled
     for and under others, leave the table, its tag and its run of filled entries as they
     were, byte for byte; a record past the limit, under the table's prefix, finds them."""
-    aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
     info = request.node.callspec.params["aead"][1]
-    off = _fields(info)
-    ctx = Ctx(aead.ctx_size)
-    rng = random.Random(SEED + 31)
-    key, static_iv, aad = rng.randbytes(16), rng.randbytes(12), rng.randbytes(13)
-    assert aead.init(ctx.addr, _buf(key), 16) == 0
-
-    def record(nonce: bytes, n: int) -> None:
-        pt = rng.randbytes(n)
-        r, ct, tag = seal(aead, ctx, nonce, aad, pt)
-        assert r == 0 and ct + tag == aesgcm.AESGCM(key).encrypt(nonce, pt, aad), n
-
-    def face_state(budget: bool = True) -> bytes:
-        raw = ctx.raw.raw
-        table = raw[ctx.off + off["FACE_TABLE"]:ctx.off + off["FACE_TABLE"] + 256 * 16]
-        return table + b"".join(raw[ctx.off + off[f]:ctx.off + off[f] + 8]
-                                for f in ("FACE_TAG_LO", "FACE_TAG_HI", "FILL_START",
-                                          "FILL_COUNT", "FILL_BUDGET")[:5 if budget else 4])
-
+    f = FaceRecords(aead, info, SEED + 31)
     limit = _record_limit(info)
-    record(_tls_nonce(static_iv, 1), limit + 512)
-    record(_tls_nonce(static_iv, 2), limit + 512)
-    before = face_state()
-    assert before[-16:-8] != bytes(8), "the two long records filled nothing"
+    f.record(f.tls(1), limit + 512)
+    f.record(f.tls(2), limit + 512)
+    before = f.face_state()
+    assert f.u64("FILL_COUNT") > 0, "the two long records filled nothing"
     for seq in range(3, 9):
         prefix_changes = seq % 3 == 0                  # byte 10 of the nonce differs
-        nonce = _tls_nonce(static_iv, seq + (256 if prefix_changes else 0))
-        record(nonce, rng.randrange(64 * info["record_chunk"] + 1, limit + 1))
-        assert face_state() == before, f"record {seq} touched FACE's state"
+        f.record(f.tls(seq + (256 if prefix_changes else 0)),
+                 f.rng.randrange(64 * info["record_chunk"] + 1, limit + 1))
+        assert f.face_state() == before, f"record {seq} touched FACE's state"
     # (its batches land in the run: that lifts the fill budget, kernels/face_fill.py)
-    record(_tls_nonce(static_iv, 9), limit + 512)
-    assert face_state(budget=False) == before[:-8], "the table's prefix finds its entries"
-    assert ctx.guards_intact()
+    f.record(f.tls(9), limit + 512)
+    assert f.face_state(budget=False) == before[:-8], "the table's prefix finds its entries"
+    assert f.ctx.guards_intact()
 
 
 @pytest.mark.parametrize("aead", _face_aeads(), indirect=True)
