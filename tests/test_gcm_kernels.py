@@ -439,9 +439,11 @@ def test_preset_gcm_zmm_batch_sets_the_zmm_kernels_batch(tmp_path) -> None:
 
 
 def test_preset_gcm_record_chunk_builds_the_record_path(tmp_path) -> None:
-    """[gcm] record_chunk is validated (0..16 registers, 0: no record path) and reaches the
-    zmm GCM kernels: with it their encrypt data path has the chunk loop and the manifest
-    entry says record_chunk; without it neither. Other modes' kernels do not take it."""
+    """[gcm] record_chunk is validated (0..16 registers) and reaches the zmm GCM kernels:
+    with a chunk smaller than the batch their encrypt data path has the chunk loop and the
+    manifest entry says record_chunk; with 0, or a chunk of the batch (12) or more (the
+    masked tail before the chunks takes up to a chunk), neither. Other modes' kernels do
+    not take it."""
     import re
 
     from aesgen.emit.compile import compile_kernel
@@ -459,19 +461,20 @@ def test_preset_gcm_record_chunk_builds_the_record_path(tmp_path) -> None:
             re.sub(r"^record_chunk = \d+$", text, base, flags=re.M))
         return load_preset(tmp_path / "znver5.toml")
 
-    for bad in ("record_chunk = 17", "record_chunk = -1", 'record_chunk = "8"'):
+    for bad in ("record_chunk = 17", "record_chunk = -1", 'record_chunk = "8"',
+                "record_chunk = true"):
         with pytest.raises(TargetError, match="record_chunk must be 0..16"):
             preset_with(bad)
-    for chunk in (0, 6):
+    for chunk, built in ((0, 0), (6, 6), (11, 11), (12, 0), (16, 0)):
         preset = preset_with(f"record_chunk = {chunk}")
         req = GenerateRequest(preset, ("vaes512",), ("none",), (128,), "aesgen_", "test",
                               ("gcm", "otr"))
         specs = plan_kernels(req)
         assert [s.record_chunk for s in specs if s.mode != "gcm"] == [0] * (len(specs) - 1)
         ck = compile_kernel(next(s for s in specs if s.mode == "gcm"))
-        assert ck.record_chunk == chunk
+        assert ck.record_chunk == built, chunk
         text = ck.texts["encrypt_data"]
-        assert ("chunk_top128" in text) == bool(chunk), chunk
+        assert ("chunk_top128" in text) == bool(built), chunk
 
 
 def test_generate_mode_gcm_only_and_bad_mode(aesgen_exe, tmp_path) -> None:
@@ -659,7 +662,8 @@ def test_the_zmm_presets_take_the_record_path() -> None:
 def test_gcm_record_path_every_chunk_shape(aead, request) -> None:
     """One-shot seals of more than a chunk (record_chunk registers of 4 blocks) up to the
     powers of H kept run as a pipeline of chunks with one reduction: lengths at and around
-    every chunk boundary, each count of registers in the last chunk, the limit and one
+    every chunk boundary, each count of registers in the tail after the first chunk and
+    after a pass of the loop, the limit and one
     past it (the batch loop), with 16-, 24- and 32-byte keys; AAD of 0..40 bytes and
     nonces of 12 and other lengths (entering through the short-record start or the general
     one); sealed in place too. Against the cryptography package's AES-GCM; each record
@@ -670,6 +674,7 @@ def test_gcm_record_path_every_chunk_shape(aead, request) -> None:
     lengths = sorted({n for k in range(1, limit // chunk + 2) for n in
                       (k * chunk - 1, k * chunk, k * chunk + 1, k * chunk + 15, k * chunk + 17)}
                      | {chunk + 64 * j + 5 for j in range(info["record_chunk"] + 1)}
+                     | {2 * chunk + 64 * j + 5 for j in range(info["record_chunk"])}
                      | {limit - 16, limit - 1, limit, limit + 1, 1420})
     rng = random.Random(SEED + 30)
     ctx = Ctx(aead.ctx_size)
@@ -700,7 +705,10 @@ def test_gcm_record_path_leaves_face_alone(aead, request) -> None:
     """The record path runs without FACE (its records are bound by the carry-less
     multiplies, not the rounds): records it takes, under the prefix the table was filled
     for and under others, leave the table, its tag and its run of filled entries as they
-    were, byte for byte; a record past the limit, under the table's prefix, finds them."""
+    were, byte for byte, from a record of 65 bytes (the shortest that starts as a record
+    does) to the limit, and set COUNTER_SECRET (no batch of theirs may read the table); a
+    record one byte past the limit takes FACE's step: under the table's prefix it finds
+    the entries, under another it empties them."""
     info = request.node.callspec.params["aead"][1]
     f = FaceRecords(aead, info, SEED + 31)
     limit = _record_limit(info)
@@ -708,14 +716,21 @@ def test_gcm_record_path_leaves_face_alone(aead, request) -> None:
     f.record(f.tls(2), limit + 512)
     before = f.face_state()
     assert f.u64("FILL_COUNT") > 0, "the two long records filled nothing"
-    for seq in range(3, 9):
-        prefix_changes = seq % 3 == 0                  # byte 10 of the nonce differs
-        f.record(f.tls(seq + (256 if prefix_changes else 0)),
-                 f.rng.randrange(64 * info["record_chunk"] + 1, limit + 1))
-        assert f.face_state() == before, f"record {seq} touched FACE's state"
+    chunk = 64 * info["record_chunk"]
+    lengths = (65, chunk, chunk + 1, f.rng.randrange(chunk + 1, limit), limit, limit)
+    for seq, n in enumerate(lengths, start=3):
+        prefix_changes = seq % 2 == 0                  # byte 10 of the nonce differs
+        f.record(f.tls(seq + (256 if prefix_changes else 0)), n)
+        assert f.face_state() == before, f"a record of {n} bytes touched FACE's state"
+        # the flag that sends any later batch of the message the full way (its table may
+        # be another prefix's)
+        assert f.u64("COUNTER_SECRET") == 1, n
     # (its batches land in the run: that lifts the fill budget, kernels/face_fill.py)
-    f.record(f.tls(9), limit + 512)
+    f.record(f.tls(9), limit + 1)
     assert f.face_state(budget=False) == before[:-8], "the table's prefix finds its entries"
+    assert f.u64("COUNTER_SECRET") == 0
+    f.record(f.tls(10 + 256), limit + 1)               # FACE's step: a new prefix empties it
+    assert f.face_state(budget=False) != before[:-8]
     assert f.ctx.guards_intact()
 
 

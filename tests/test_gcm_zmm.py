@@ -107,7 +107,8 @@ def test_every_tail_length_seals_and_opens(preset, info):
     and a tail when a batch is 8 registers), some of 1000..1100 (batches and a tail) and
     whole batches of 8 and 12 registers (the last batch alone ends the message, its hash
     summed with the length block's); on a kernel with a record path (the manifest's
-    record_chunk) a seal of 513..1536 bytes runs its chunks, and 512 and 1537 do not; every
+    record_chunk) a seal of more than a chunk up to 8 x zmm_batch blocks runs its chunks
+    (with znver5's chunk of 8 and batch of 12: 513..1536 bytes), 512 and 1537 do not; every
     third length also through open, in place, and
     with a flipped tag bit."""
     k = Emulated(preset, info)
@@ -130,6 +131,44 @@ def test_every_tail_length_seals_and_opens(preset, info):
             assert k.open(nonce, aad, ct, tag, in_place=n % 2 == 0) == (0, pt), what
             bad = bytes([tag[0] ^ 0x10]) + tag[1:]
             assert k.open(nonce, aad, ct, bad) == (-1, bytes(length)), f"{what}: forgery"
+
+
+def test_the_record_path_with_another_chunk_and_batch(tmp_path):
+    """The record path built with a chunk of 2 registers and a batch of 4 (a preset may
+    choose any chunk below its batch; the committed ones use 8 of 12, whose loop runs at
+    most once), AES-128 and AES-256: every third length from the masked tail's last (128
+    bytes) through the chunks, the loop running up to twice, to the powers of H a batch of
+    4 keeps (512 bytes) and past them, sealed and opened against the Python model."""
+    import dataclasses
+
+    from aesgen.emit.generate import GenerateRequest, render_set
+    from aesgen.targets import find_preset
+
+    preset = dataclasses.replace(find_preset("znver5"), gcm_zmm_batch=4, gcm_record_chunk=2)
+    req = GenerateRequest(preset, ("vaes512",), ("none",), (128, 256), "aesgen_", "test",
+                          ("gcm",))
+    files = render_set(req, jobs=1)
+    info = next(a for a in json.loads(files["manifest.json"])["aeads"] if a["mode"] == "gcm")
+    assert info["record_chunk"] == 2 and info["interleave"] == 4
+    (tmp_path / info["file"]).write_text(files[info["file"]])
+    k = Emulated.__new__(Emulated)
+    k.info = info
+    k.m = Machine(Program.parse_files(str(tmp_path / info["file"])))
+    k.ctx = k.m.alloc_end(info["ctx_size"])
+    rng = random.Random(3)
+    for n, length in enumerate(list(range(120, 530, 3)) + [127, 128, 129, 256, 257, 384, 385,
+                                                          511, 512, 513, 576, 577]):
+        if n % 30 == 0:
+            key = rng.randbytes((16, 32)[(n // 30) % 2])
+            k.init(key)
+        nonce, aad, pt = rng.randbytes(12), rng.randbytes(13), rng.randbytes(length)
+        ct, tag = k.seal(nonce, aad, pt)
+        want_ct, want_tag = model.seal(key, nonce, aad, pt, 16)
+        what = f"AES-{8 * len(key)}, {length} bytes"
+        assert ct == want_ct, f"{what}: ciphertext wrong from byte {_where(ct, want_ct)}"
+        assert tag == want_tag, f"{what}: tag wrong"
+        if n % 4 == 0:
+            assert k.open(nonce, aad, ct, tag) == (0, pt), what
 
 
 @pytest.mark.parametrize("preset, info", AEADS)

@@ -1656,9 +1656,9 @@ aesgen_aesni_gcm_r1_seal:
 	movq	%rax, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
-	movq	$0, 504(%rbx)
 	cmpq	$127, %rdi
 	ja	.Laesgen_aesni_gcm_r1_seal_record_faced
+	movq	$1, 504(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
@@ -1756,6 +1756,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm0, 384(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_record_begun
 .Laesgen_aesni_gcm_r1_seal_record_faced:
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)

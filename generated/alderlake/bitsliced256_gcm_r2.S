@@ -13354,9 +13354,9 @@ aesgen_bitsliced256_gcm_r2_seal:
 	movq	%rax, 6048(%rbx)
 	movq	$0, 6056(%rbx)
 	movq	$1, 6064(%rbx)
-	movq	$0, 6072(%rbx)
 	cmpq	$255, %rdi
 	ja	.Laesgen_bitsliced256_gcm_r2_seal_record_faced
+	movq	$1, 6072(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
@@ -15861,6 +15861,7 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm0, 5952(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r2_seal_record_begun
 .Laesgen_bitsliced256_gcm_r2_seal_record_faced:
+	movq	$0, 6072(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)

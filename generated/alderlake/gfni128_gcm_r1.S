@@ -3177,9 +3177,9 @@ aesgen_gfni128_gcm_r1_seal:
 	movq	%rax, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
-	movq	$0, 504(%rbx)
 	cmpq	$79, %rdi
 	ja	.Laesgen_gfni128_gcm_r1_seal_record_faced
+	movq	$1, 504(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
@@ -3513,6 +3513,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm0, 384(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_record_begun
 .Laesgen_gfni128_gcm_r1_seal_record_faced:
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)

@@ -12597,9 +12597,9 @@ aesgen_bitsliced512_gcm_r1_seal:
 	movq	%r8, 12448(%rbx)
 	movq	$0, 12456(%rbx)
 	movq	$1, 12464(%rbx)
-	movq	$0, 12472(%rbx)
 	cmpq	$511, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_seal_record_faced
+	movq	$1, 12472(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
@@ -14381,6 +14381,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm0, 12352(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_record_begun
 .Laesgen_bitsliced512_gcm_r1_seal_record_faced:
+	movq	$0, 12472(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)

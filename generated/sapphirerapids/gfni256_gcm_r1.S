@@ -3209,9 +3209,9 @@ aesgen_gfni256_gcm_r1_seal:
 	movq	%rax, 512(%rbx)
 	movq	$0, 520(%rbx)
 	movq	$1, 528(%rbx)
-	movq	$0, 536(%rbx)
 	cmpq	$159, %rdi
 	ja	.Laesgen_gfni256_gcm_r1_seal_record_faced
+	movq	$1, 536(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
@@ -3545,6 +3545,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm0, 416(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_record_begun
 .Laesgen_gfni256_gcm_r1_seal_record_faced:
+	movq	$0, 536(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)

@@ -3767,9 +3767,9 @@ aesgen_gfni512_gcm_r1_seal:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
-	movq	$0, 1656(%rbx)
 	cmpq	$511, %rax
 	ja	.Laesgen_gfni512_gcm_r1_seal_record_faced
+	movq	$1, 1656(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
@@ -4070,6 +4070,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm0, 1536(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_record_begun
 .Laesgen_gfni512_gcm_r1_seal_record_faced:
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)

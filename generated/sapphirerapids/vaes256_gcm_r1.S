@@ -1790,9 +1790,9 @@ aesgen_vaes256_gcm_r1_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
-	movq	$0, 632(%rbx)
 	cmpq	$255, %rdi
 	ja	.Laesgen_vaes256_gcm_r1_seal_record_faced
+	movq	$1, 632(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
@@ -1890,6 +1890,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_record_begun
 .Laesgen_vaes256_gcm_r1_seal_record_faced:
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)

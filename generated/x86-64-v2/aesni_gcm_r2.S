@@ -1776,9 +1776,9 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
-	movq	$0, 632(%rbx)
 	cmpq	$127, %rdi
 	ja	.Laesgen_aesni_gcm_r2_seal_record_faced
+	movq	$1, 632(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1
@@ -1877,6 +1877,7 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_record_begun
 .Laesgen_aesni_gcm_r2_seal_record_faced:
+	movq	$0, 632(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1

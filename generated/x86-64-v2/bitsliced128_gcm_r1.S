@@ -15693,9 +15693,9 @@ aesgen_bitsliced128_gcm_r1_seal:
 	movq	%rax, 3360(%rbx)
 	movq	$0, 3368(%rbx)
 	movq	$1, 3376(%rbx)
-	movq	$0, 3384(%rbx)
 	cmpq	$127, %rdi
 	ja	.Laesgen_bitsliced128_gcm_r1_seal_record_faced
+	movq	$1, 3384(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_bitsliced128_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_bitsliced128_gcm_r1_seal_one(%rip), %xmm1
@@ -18669,6 +18669,7 @@ aesgen_bitsliced128_gcm_r1_seal:
 	movdqa	%xmm0, 3264(%rbx)
 	jmp	.Laesgen_bitsliced128_gcm_r1_seal_record_begun
 .Laesgen_bitsliced128_gcm_r1_seal_record_faced:
+	movq	$0, 3384(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_bitsliced128_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_bitsliced128_gcm_r1_seal_one(%rip), %xmm1

@@ -13795,9 +13795,9 @@ aesgen_bitsliced256_gcm_r1_seal:
 	movq	%rax, 6304(%rbx)
 	movq	$0, 6312(%rbx)
 	movq	$1, 6320(%rbx)
-	movq	$0, 6328(%rbx)
 	cmpq	$255, %rdi
 	ja	.Laesgen_bitsliced256_gcm_r1_seal_record_faced
+	movq	$1, 6328(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
@@ -16389,6 +16389,7 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm0, 6208(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r1_seal_record_begun
 .Laesgen_bitsliced256_gcm_r1_seal_record_faced:
+	movq	$0, 6328(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)

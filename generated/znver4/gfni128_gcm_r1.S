@@ -3203,9 +3203,9 @@ aesgen_gfni128_gcm_r1_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
-	movq	$0, 632(%rbx)
 	cmpq	$79, %rdi
 	ja	.Laesgen_gfni128_gcm_r1_seal_record_faced
+	movq	$1, 632(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
@@ -3539,6 +3539,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_record_begun
 .Laesgen_gfni128_gcm_r1_seal_record_faced:
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)

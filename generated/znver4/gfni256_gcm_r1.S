@@ -3241,9 +3241,9 @@ aesgen_gfni256_gcm_r1_seal:
 	movq	%rax, 672(%rbx)
 	movq	$0, 680(%rbx)
 	movq	$1, 688(%rbx)
-	movq	$0, 696(%rbx)
 	cmpq	$159, %rdi
 	ja	.Laesgen_gfni256_gcm_r1_seal_record_faced
+	movq	$1, 696(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
@@ -3577,6 +3577,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm0, 576(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_record_begun
 .Laesgen_gfni256_gcm_r1_seal_record_faced:
+	movq	$0, 696(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)

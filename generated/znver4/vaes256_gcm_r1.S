@@ -1840,9 +1840,9 @@ aesgen_vaes256_gcm_r1_seal:
 	movq	%rax, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
-	movq	$0, 888(%rbx)
 	cmpq	$255, %rdi
 	ja	.Laesgen_vaes256_gcm_r1_seal_record_faced
+	movq	$1, 888(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
@@ -1940,6 +1940,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm0, 768(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_record_begun
 .Laesgen_vaes256_gcm_r1_seal_record_faced:
+	movq	$0, 888(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)

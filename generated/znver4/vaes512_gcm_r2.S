@@ -2640,9 +2640,9 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
-	movq	$0, 2744(%rbx)
 	cmpq	$511, %rax
 	ja	.Laesgen_vaes512_gcm_r2_seal_record_faced
+	movq	$1, 2744(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
@@ -2740,6 +2740,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm0, 2624(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_record_begun
 .Laesgen_vaes512_gcm_r2_seal_record_faced:
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)

@@ -1682,9 +1682,9 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
-	movq	$0, 632(%rbx)
 	cmpq	$127, %rdi
 	ja	.Laesgen_aesni_gcm_r2_seal_record_faced
+	movq	$1, 632(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
@@ -1782,6 +1782,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm0, 512(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_record_begun
 .Laesgen_aesni_gcm_r2_seal_record_faced:
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)

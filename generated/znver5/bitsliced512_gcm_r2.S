@@ -13031,9 +13031,9 @@ aesgen_bitsliced512_gcm_r2_seal:
 	movq	%r8, 13536(%rbx)
 	movq	$0, 13544(%rbx)
 	movq	$1, 13552(%rbx)
-	movq	$0, 13560(%rbx)
 	cmpq	$511, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_seal_record_faced
+	movq	$1, 13560(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
@@ -14827,6 +14827,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm0, 13440(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_seal_record_begun
 .Laesgen_bitsliced512_gcm_r2_seal_record_faced:
+	movq	$0, 13560(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)

@@ -3280,9 +3280,9 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
-	movq	$0, 3768(%rbx)
 	cmpq	$1536, %rax
 	ja	.Laesgen_vaes512_gcm_r2_seal_record_faced
+	movq	$1, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
@@ -3380,6 +3380,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm0, 3648(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_record_begun
 .Laesgen_vaes512_gcm_r2_seal_record_faced:
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)

@@ -1119,8 +1119,9 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
     method, the S-box netlist of each bit-sliced method (bp113 or tower), gcm.multiply
     and gcm.stitch (the part of the rounds a batch's GHASH is spread through; both on the
     fastest GCM method), gcm.zmm_batch (GCM on zmm), gcm.record_chunk (the chunks of the zmm
-    GCM kernels' one-shot record path, 513 bytes to the powers of H a batch keeps; 0 for
-    none: only --cost measured sees it, the models read the batch loop).
+    GCM kernels' one-shot record path, from one byte over a chunk to the powers of H a batch
+    keeps; 0, or a chunk of the batch or more, for none: only --cost measured sees it, the
+    models read the batch loop).
     Generation reads only the preset file; --write records the choices there, with the
     figures in a `# aesgen tune (...)` comment above each. With --cost measured (the
     default for --cpu native) the candidates run on this machine instead, several

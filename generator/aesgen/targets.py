@@ -121,7 +121,8 @@ class Preset:
     # "start-end" (KernelSpec.stitch), chosen from the figures recorded in the preset file
     gcm_stitch: str = "0-100"
     # [gcm] record_chunk: registers a chunk of the zmm GCM kernels' one-shot record path
-    # (KernelSpec.record_chunk; 0 for none), chosen from the figures recorded in the file
+    # (KernelSpec.record_chunk; 0, or a chunk of zmm_batch or more: none), chosen from the
+    # figures recorded in the file
     gcm_record_chunk: int = 0
 
     def features_of(self, choice: MethodChoice) -> tuple[str, ...]:
@@ -170,7 +171,7 @@ def load_preset(path: Path) -> Preset:
     if not 1 <= preset.gcm_zmm_batch <= 16:
         raise TargetError(f"{path.name}: [gcm] zmm_batch must be 1..16 registers, not "
                           f"{preset.gcm_zmm_batch!r}")
-    if (not isinstance(preset.gcm_record_chunk, int)
+    if (type(preset.gcm_record_chunk) is not int
             or not 0 <= preset.gcm_record_chunk <= 16):
         raise TargetError(f"{path.name}: [gcm] record_chunk must be 0..16 registers (0: no "
                           f"record path), not {preset.gcm_record_chunk!r}")

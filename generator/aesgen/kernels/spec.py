@@ -87,7 +87,8 @@ class KernelSpec:
     stitch: str = ""
     # GCM on zmm: registers of blocks a chunk of the one-shot record path (a record of more
     # than one chunk, up to the powers of H kept, as a pipeline of chunks: AES of one beside
-    # the products of the one before, one reduction); 0: records take the batch loop
+    # the products of the one before, one reduction); 0, or a chunk of the batch
+    # (interleave) or more: records take the batch loop
     record_chunk: int = 0
     # zero every vector register an entry point touched before it returns (the frame pass;
     # VZEROALL and zmm16-31 on x86, EOR on AArch64): no key-derived value is left behind.

@@ -66,7 +66,8 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
         Field("mode", "COUNTER_SECRET", 8, 8, "1 when J0 came from GHASH (a nonce of other "
               "than 12 bytes): the counter then depends on H, and the data path takes no "
               "branch and no table index on it (no FACE, no in-byte counters); 0 for J0 = "
-              "nonce || 1, a public counter", public=True),
+              "nonce || 1, a public counter; 1 too for a one-shot seal begun without "
+              "FACE's step (its table may be another nonce prefix's)", public=True),
     ] + ([Field("mode", "SPILL", 64 * spill, 64, "registers of the data path kept here "
                 "while rounds that take every register run (Body.rounds)")] if spill else [])
       + face_fields)

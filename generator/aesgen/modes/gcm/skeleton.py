@@ -356,7 +356,8 @@ class GcmFrame:
         (J0 from GHASH, start) no FACE: the table stays as it is, no window is cached, and
         the counter is stored declassified (nothing branches on it: COUNTER_SECRET).
         Without ``face`` (a record the data path takes without FACE) no FACE either, the
-        table and its run as they were."""
+        table and its run as they were (possibly another nonce prefix's: the caller sets
+        COUNTER_SECRET, so no batch of this message reads them)."""
         b = self.b
         with b.phase("counter"):
             c = self.counter_after(j0)

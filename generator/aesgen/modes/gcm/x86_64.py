@@ -111,11 +111,6 @@ class GcmKernel:
         # 16-register path's tails: batches of 4, single blocks, a partial block)
         self.short_records = spec.hash in ("clmul", "clmul-xmm")
         self.masked_tails = self.lanes == 4 and not self.sliced_hash
-        # one-shot records of a few chunks: a pipeline of chunks of registers
-        # (_record_chunks), where the engine's rounds cost by the register
-        self.record_chunk = (spec.record_chunk if self.masked_tails and spec.hash == "clmul"
-                             and self.engine.stitched and not self.engine.grouped_batches
-                             else 0)
         # registers a batch: on zmm the preset's [gcm] zmm_batch (the spec's interleave);
         # in 16 registers, BATCH less the temporaries the engine's rounds need; with the
         # byte-sliced hash, whose state waits in the context, 8 blocks (its 8 streams)
@@ -130,6 +125,13 @@ class GcmKernel:
         if not self.engine.stitched:
             self.batch = self.hash_batch = 1
         self.powers = self.batch * self.lanes     # one reduction per batch of registers
+        # one-shot records of a few chunks: a pipeline of chunks of registers
+        # (_record_chunks), where the engine's rounds cost by the register; a chunk smaller
+        # than the batch (the masked tail without a batch before it takes up to a chunk:
+        # a chunk of a batch or more would have the batch loop's shape)
+        self.record_chunk = (spec.record_chunk if self.masked_tails and spec.hash == "clmul"
+                             and self.engine.stitched and not self.engine.grouped_batches
+                             and spec.record_chunk < self.batch else 0)
         # on zmm a one-shot message ends in one reduction over its last batch, its tail and
         # the length block (_tail_registers, _end_alone): up to twice a batch and one more
         # and absorb hashes the AAD BATCH blocks a reduction, a short record
@@ -639,7 +641,8 @@ class Body(GcmFrame):
         hashed in its own iteration, the last is hashed after the loop), the batch's own
         input when decrypting (hashed before out, which may be in, is written). Then one
         batch of 4, single blocks, and the partial tail; on zmm the masked tail, which
-        ends a one-shot message in one reduction (``final``, _tail_registers)."""
+        ends a one-shot message in one reduction (``final``, _tail_registers), and a
+        one-shot seal of a few chunks the record path (_record_chunks) instead."""
         wide = self.b.vec(self.k.spec.width)          # the counters; lane 0 the next one
         with self.keeping(x, wide):                   # live across every batch's rounds
             self._crypt_blocks(bits, x, wide, inp, length, out, decrypt, final)
@@ -795,8 +798,8 @@ class Body(GcmFrame):
 
     def face_free_limit(self) -> int:
         """The longest one-shot seal whose data path runs no FACE batch: the record path's
-        longest (_record_chunks), else one block less than a batch (the tails compute
-        every round)."""
+        longest (_record_chunks; shorter ones take the masked tail, a chunk being less than
+        a batch), else one byte less than a batch (the tails compute every round)."""
         k = self.k
         if k.record_chunk:
             return 16 * (k.table_powers - 1)
@@ -830,7 +833,8 @@ class Body(GcmFrame):
         now, ceil(length / 16) when final (a partial last block too), else
         floor(length / 16) (a partial block waits in PENDING); none with no tail (length
         None). Lane l of register j of the tail takes its power at this address + 64 j,
-        of the last batch's register j at - 16 k.powers + 64 j."""
+        of the drained registers' j (the last batch's, or the record path's last chunk's)
+        at - 64 drain.regs + 64 j."""
         a, b, k = self.a, self.b, self.k
         n = b.gp()
         if length is None:
@@ -1168,17 +1172,22 @@ class Body(GcmFrame):
         a.mov(self.f("AAD_LEN", width=64), aad_len)
         a.mov(self.f("MSG_LEN", width=64), Imm(0))
         a.mov(self.f("IN_DATA", width=64), Imm(1))
-        a.mov(self.f("COUNTER_SECRET", width=64), Imm(0))      # J0 = nonce || 1: public
         if not (self.k.face_rounds and length is not None):
+            a.mov(self.f("COUNTER_SECRET", width=64), Imm(0))  # J0 = nonce || 1: public
             self.begin_message(j0)
             return
         faced, begun = b.label("record_faced"), b.label("record_begun")
         with b.phase("loop"):
             a.cmp(length, Imm(self.face_free_limit()))
             a.ja(faced)
+        # no FACE step: the table may be another nonce prefix's, so the flag that sends
+        # every batch the full way is set, as for a counter from GHASH (a data call this
+        # message should not see, as encrypt after seal, finds it too)
+        a.mov(self.f("COUNTER_SECRET", width=64), Imm(1))
         self.begin_message(j0, face=False)
         a.jmp(begun)
         b.bind(faced)
+        a.mov(self.f("COUNTER_SECRET", width=64), Imm(0))      # J0 = nonce || 1: public
         self.begin_message(j0)
         b.bind(begun)
 
