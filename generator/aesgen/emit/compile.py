@@ -169,7 +169,8 @@ def _compile_kernel(spec: KernelSpec) -> CompiledKernel:
     findings, entries = _prove_constant_time(spec, functions, built, default_abi)
     return CompiledKernel(spec, functions, texts, built.ctx_size, built.timing_warning,
                           built.context_fields, built.interleave,
-                          record_chunk=built.record_chunk, timing_findings=findings, timing_entries=entries,
+                          record_chunk=built.record_chunk, timing_findings=findings,
+                          timing_entries=entries,
                           public_fields=built.public_fields)
 
 

@@ -93,12 +93,10 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                                             hash_engine=hash_engine,
                                             stitch=(req.preset.gcm_stitch if desc.aead
                                                     else ""), scrub=req.scrub,
+                                            # (the GCM skeleton builds the record
+                                            # path where its kernel can take it)
                                             record_chunk=(req.preset.gcm_record_chunk
-                                                          if name == "gcm"
-                                                          and choice.width == 512
-                                                          and choice.method
-                                                          not in SLICED_METHODS
-                                                          else 0)))
+                                                          if name == "gcm" else 0)))
     return specs
 
 
