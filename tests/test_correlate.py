@@ -87,6 +87,28 @@ def test_the_bound_reads_the_uarch_model():
     assert loop_bound(loops["karatsuba"][0], scaled("aes_zmm", 2)).cycles < b.cycles
 
 
+def test_shuffles_take_aes_slots_where_the_model_says_so():
+    """Zen 5 (aes_shuffle_shared, measured by aesgen calibrate): the OTR loop's lane deals,
+    mask shifts and byte reversals are charged to the pipes its VAESENC runs on; a model
+    without the fact keeps them apart, and its AES pipes are less busy by exactly that."""
+    preset = find_preset("znver5")
+    model = model_for(preset.uarch, preset.arch)
+    assert model.fact("aes_shuffle_shared") is True
+    req = GenerateRequest(preset, ("vaes512",), ("none",), (128,), "aesgen", "t",
+                          modes=("otr",))
+    (spec,) = [sp for sp in plan_kernels(req) if sp.name == "vaes512-otr"]
+    loop = steady_loop(compile_kernel(spec), 128)
+    shared = loop_bound(loop, model)
+    apart = loop_bound(loop, replace(model, pipes=tuple(
+        (k, replace(f, value=False) if k == "aes_shuffle_shared" else f)
+        for k, f in model.pipes)))
+    assert "aes" not in shared.resources and "shuffle" not in shared.resources
+    assert apart.resources["shuffle"] > 0
+    assert shared.resources["aes+shuffle"] == pytest.approx(
+        apart.resources["aes"] + apart.resources["shuffle"])
+    assert shared.cycles >= apart.cycles
+
+
 @pytest.mark.skipif(mca_tool() is None, reason="llvm-mca is not installed")
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 host only")
 def test_a_small_run_predicts_and_times_each_variant(aesgen_exe, tmp_path):

@@ -74,6 +74,8 @@ aes_clmul_shared = { value = true, source = "book" }
     (("aes = {", "aesni = {"), "unknown instruction class 'aesni'"),
     (("value = 4", "value = 4.5"), "issue_width must be an integer"),
     (("value = true", "value = 1"), "aes_clmul_shared must be true or false"),
+    (("aes_clmul_shared = { value = true", "aes_shuffle_shared = { value = 2"),
+     "aes_shuffle_shared must be true or false"),
     (("latency = 4", "latency = -4"), "aes.latency must be a positive number"),
     (('arch = "x86_64"', 'arch = "mips"'), "arch 'mips'"),
     (('execution = "out-of-order"', 'execution = "dataflow"'), "execution 'dataflow'"),

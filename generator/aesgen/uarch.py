@@ -79,6 +79,8 @@ INSTRUCTION_CLASSES: dict[str, dict[str, str]] = {
 }
 PIPE_FACTS: dict[str, tuple[type, str]] = {
     "aes_clmul_shared": (bool, "AES and carry-less multiply issue to the same pipes"),
+    "aes_shuffle_shared": (bool, "AES rounds and byte/lane shuffles issue to the same pipes "
+                                 "(a shuffle takes an AES round's slot)"),
     "zmm_split": (bool, "512-bit operations run as two 256-bit halves"),
 }
 EXECUTION = ("out-of-order", "in-order")

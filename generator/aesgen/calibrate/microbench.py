@@ -3,11 +3,12 @@ runs it in several processes and turns its TSC ticks into core cycles.
 
 The loops: per instruction class a dependent chain (latency) and independent streams
 (throughput), built from uarch_mca.CLASS_ASM; and special ones for a load's latency, store
-forwarding, stores a cycle and AESENC/PCLMULQDQ interleaved. The VMs this runs on have no
-core cycle counter, only the TSC, which ticks at a fixed rate unrelated to the core clock; so
-a chain of 64-bit ADDs (one cycle each on every x86-64 core) is timed right before every
-measurement, and a loop's cycles are its ticks over the ADD chain's ticks per ADD. An IMUL
-chain (three cycles on every x86-64 core) is converted the same way, as a check.
+forwarding, stores a cycle, and AESENC interleaved with PCLMULQDQ and with PSHUFB (do they
+share pipes?). The VMs this runs on have no core cycle counter, only the TSC, which ticks at
+a fixed rate unrelated to the core clock; so a chain of 64-bit ADDs (one cycle each on every
+x86-64 core) is timed right before every measurement, and a loop's cycles are its ticks over
+the ADD chain's ticks per ADD. An IMUL chain (three cycles on every x86-64 core) is
+converted the same way, as a check.
 """
 from __future__ import annotations
 
@@ -48,10 +49,15 @@ STREAM_BODY = 48       # instructions of a streams loop iteration (streams x rou
 # (the constant source), rsp and rbp
 GP_STREAMS = ("%rax", "%rdx", "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14", "%r15",
               "%rbx")
-# the AES/CLMUL mix: 8 AESENC streams on xmm0-7, 2, 4 or 6 PCLMULQDQ streams on xmm8-13
+# the mixes: 8 AESENC streams on xmm0-7 beside 2, 4 or 6 streams of another class on
+# xmm8-13 (PCLMULQDQ; PSHUFB), interleaved and apart: do the two share pipes?
 MIX_AES = 8
 MIX_CLMUL = (2, 4, 6)
+MIX_SHUFFLE = (4, 6)
 MIX_ROUNDS = 4
+# a mix: (class beside AES, its stream counts, the bench names' infix, the fact's name)
+MIXES = (("clmul", MIX_CLMUL, "", "aes_clmul"), ("shuffle", MIX_SHUFFLE, "shuffle_",
+                                                  "aes_shuffle"))
 # instructions a measurement aims at (about as many cycles); repetitions per process
 TARGET_OPS = {"full": 150_000, "quick": 50_000}
 REPETITIONS = {"full": 60, "quick": 9}
@@ -242,17 +248,19 @@ def plan(flags: set[str] | frozenset[str]) -> Plan:
         Bench("store.streams", tuple(f"movdqu %xmm{i % STREAMS}, {1024 + 16 * (i % STREAMS)}"
                                      "(%rdi)" for i in range(STREAM_BODY)), STREAM_BODY),
     ]
-    if "aes" in p.classes and "clmul" in p.classes:
-        aes, clmul = CLASS_ASM[ARCH]["aes"], CLASS_ASM[ARCH]["clmul"]
-        a = [instance(aes, i) for i in range(MIX_AES)]
-        p.benches.append(Bench("mix.aes", tuple(a * MIX_ROUNDS), 1))
-        for m in MIX_CLMUL:
-            c = [instance(clmul, MIX_AES + i) for i in range(m)]
+    a = [instance(CLASS_ASM[ARCH]["aes"], i) for i in range(MIX_AES)]
+    for other, counts, infix, fact in MIXES:
+        if "aes" not in p.classes or other not in p.classes:
+            needs = ["aes", *NEEDS[other]]
+            p.skipped[f"{fact}_shared"] = f"skipped: needs {' and '.join(needs)}"
+            continue
+        if "mix.aes" not in {b.name for b in p.benches}:
+            p.benches.append(Bench("mix.aes", tuple(a * MIX_ROUNDS), 1))
+        for m in counts:
+            c = [instance(CLASS_ASM[ARCH][other], MIX_AES + i) for i in range(m)]
             both = [x for pair in zip(a, c + [""] * (MIX_AES - m)) for x in pair if x]
-            p.benches += [Bench(f"mix.clmul{m}", tuple(c * MIX_ROUNDS), 1),
-                          Bench(f"mix.both{m}", tuple(both * MIX_ROUNDS), 1)]
-    else:
-        p.skipped["aes_clmul_shared"] = "skipped: needs aes and pclmulqdq"
+            p.benches += [Bench(f"mix.{other}{m}", tuple(c * MIX_ROUNDS), 1),
+                          Bench(f"mix.{infix}both{m}", tuple(both * MIX_ROUNDS), 1)]
     return p
 
 
@@ -437,7 +445,8 @@ class Calibration:
     facts: dict[str, Stat]
     checks: dict[str, Stat]
     skipped: dict[str, str]
-    mix_clmul: int | None = None       # PCLMULQDQ streams of the mix the decision reads
+    # streams of the other class in the mix each pipe decision reads: {"clmul": 2, ...}
+    mixed: dict[str, int] = field(default_factory=dict)
 
 
 def derive(raw: dict[str, Raw], classes: list[str]) -> dict[str, float]:
@@ -458,13 +467,15 @@ def derive(raw: dict[str, Raw], classes: list[str]) -> dict[str, float]:
     out["load.latency"] = c["load.chain"] - 1
     if "load" in classes:
         out["loads_per_cycle"] = out["load.per_cycle"]
-    if "mix.aes" in c:
+    for other, counts, infix, _ in MIXES:
+        if f"mix.{other}{counts[0]}" not in c:
+            continue
         ta = c["mix.aes"]
-        for m in MIX_CLMUL:
-            tc, both = c[f"mix.clmul{m}"], c[f"mix.both{m}"]
-            out[f"mix{m}.balance"] = abs(ta - tc) / (ta + tc)
-            out[f"mix{m}.ratio"] = both / (ta + tc)          # 1: shared, max/sum: separate
-            out[f"mix{m}.overlap"] = (ta + tc - both) / min(ta, tc)   # 0: shared, 1: not
+        for m in counts:
+            tc, both = c[f"mix.{other}{m}"], c[f"mix.{infix}both{m}"]
+            out[f"mix.{infix}{m}.balance"] = abs(ta - tc) / (ta + tc)
+            out[f"mix.{infix}{m}.ratio"] = both / (ta + tc)      # 1: shared, max/sum: apart
+            out[f"mix.{infix}{m}.overlap"] = (ta + tc - both) / min(ta, tc)  # 0: shared
     return out
 
 
@@ -489,21 +500,22 @@ def measure(flags: set[str] | frozenset[str] | None = None, processes: int = 3,
             runs.append(derive(run_process(exe, reps), p.classes))
     keys = runs[0].keys()
     stats = {k: Stat(tuple(r[k] for r in runs)) for k in keys}
-    mix_m = None
-    if "mix.aes" in {b.name for b in p.benches}:
-        # the mix whose two halves take the most equal time alone: there a shared pipe
-        # shows most clearly (the sum against the larger half)
-        mix_m = min(MIX_CLMUL, key=lambda m: stats[f"mix{m}.balance"].median)
     facts = {k: stats[k] for k in ("store_forward_latency", "stores_per_cycle",
                                    "loads_per_cycle") if k in stats}
-    if mix_m is not None:
-        facts["aes_clmul_ratio"] = stats[f"mix{mix_m}.ratio"]
-        facts["aes_clmul_overlap"] = stats[f"mix{mix_m}.overlap"]
-        facts["aes_clmul_balance"] = stats[f"mix{mix_m}.balance"]
+    mixed: dict[str, int] = {}
+    for other, counts, infix, fact in MIXES:
+        if f"mix.{infix}{counts[0]}.balance" not in stats:
+            continue
+        # the mix whose two halves take the most equal time alone: there a shared pipe
+        # shows most clearly (the sum against the larger half)
+        m = min(counts, key=lambda n: stats[f"mix.{infix}{n}.balance"].median)
+        mixed[other] = m
+        for what in ("ratio", "overlap", "balance"):
+            facts[f"{fact}_{what}"] = stats[f"mix.{infix}{m}.{what}"]
     return Calibration(
         cpu, processes, reps, stats["ticks_per_cycle"],
         {c: stats[f"{c}.latency"] for c in p.classes if f"{c}.latency" in stats},
         {c: stats[f"{c}.per_cycle"] for c in p.classes},
         facts, {"imul": stats["check.imul"], "gp_load": stats["check.gp_load"],
                 "movq_roundtrip": stats["movq_roundtrip"]},
-        dict(p.skipped), mix_m)
+        dict(p.skipped), mixed)

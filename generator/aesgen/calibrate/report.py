@@ -10,13 +10,14 @@ from pathlib import Path
 from ..paths import ROOT
 from ..uarch import (CORE_FACTS, INSTRUCTION_CLASSES, PIPE_FACTS, Fact, Timing, UarchModel,
                      parse_uarch)
-from .microbench import ARCH, MIX_AES, Calibration, Stat
+from .microbench import ARCH, MIX_AES, MIXES, Calibration, Stat
 
 SOURCE = "measured"
 # the mix shares pipes when running both saves less than this part of the smaller half's
 # time (separate pipes: about all of it; one pipe set: none of it)
 SHARED_BELOW = 0.75
 INT_FACTS = ("store_forward_latency", "loads_per_cycle", "stores_per_cycle")
+MIX_NAMES = {"clmul": "PCLMULQDQ", "shuffle": "PSHUFB"}
 
 
 def snap(x: float) -> int | float:
@@ -39,16 +40,18 @@ def measured_timings(cal: Calibration) -> dict[str, Timing]:
     return out
 
 
-def aes_clmul_shared(cal: Calibration) -> bool | None:
-    overlap = cal.facts.get("aes_clmul_overlap")
+def shared_pipes(cal: Calibration, fact: str) -> bool | None:
+    """Whether AES and the other class of the mix ``fact`` ("aes_clmul", "aes_shuffle")
+    share pipes; None when that mix was not measured."""
+    overlap = cal.facts.get(f"{fact}_overlap")
     return None if overlap is None else overlap.median < SHARED_BELOW
 
 
 def measured_facts(cal: Calibration) -> tuple[dict[str, int], dict[str, bool]]:
     """The core facts (whole numbers, at least 1) and pipe facts measured."""
     core = {k: max(1, int(round(cal.facts[k].median))) for k in INT_FACTS if k in cal.facts}
-    shared = aes_clmul_shared(cal)
-    return core, ({} if shared is None else {"aes_clmul_shared": shared})
+    pipes = {f"{fact}_shared": shared_pipes(cal, fact) for *_, fact in MIXES}
+    return core, {k: v for k, v in pipes.items() if v is not None}
 
 
 # --- the model file ------------------------------------------------------------------------
@@ -220,17 +223,20 @@ def render_table(cal: Calibration, base: UarchModel | None, mca: dict[str, Timin
             continue
         mv = _model_fact(base, key)
         lines.append(f"{key:<24}{f'{core[key]}  ({_stat(cal.facts[key])})':<39}{mv}".rstrip())
-    if "aes_clmul_shared" in pipes:
-        ratio, overlap = cal.facts["aes_clmul_ratio"], cal.facts["aes_clmul_overlap"]
-        verdict = "yes" if pipes["aes_clmul_shared"] else "no"
-        lines.append(f"{'aes_clmul_shared':<24}{verdict + f'  (mix/sum {_stat(ratio)})':<39}"
-                     f"{_model_fact(base, 'aes_clmul_shared')}".rstrip())
-        lines += [f"{'':<26}{MIX_AES} AESENC + {cal.mix_clmul} PCLMULQDQ streams "
-                  f"interleaved vs. apart: the mix hides {overlap.median:.0%}",
-                  f"{'':<26}of the smaller part's time; shared below {SHARED_BELOW:.0%} "
-                  "(separate pipes hide ~100%)"]
-    elif "aes_clmul_shared" in cal.skipped:
-        lines.append(f"{'aes_clmul_shared':<24}{cal.skipped['aes_clmul_shared']}")
+    for other, _, _, fact in MIXES:
+        key = f"{fact}_shared"
+        if key in pipes:
+            ratio, overlap = cal.facts[f"{fact}_ratio"], cal.facts[f"{fact}_overlap"]
+            verdict = "yes" if pipes[key] else "no"
+            lines.append(f"{key:<24}{verdict + f'  (mix/sum {_stat(ratio)})':<39}"
+                         f"{_model_fact(base, key)}".rstrip())
+            lines += [f"{'':<26}{MIX_AES} AESENC + {cal.mixed[other]} "
+                      f"{MIX_NAMES[other]} streams interleaved vs. apart: the mix hides "
+                      f"{overlap.median:.0%}",
+                      f"{'':<26}of the smaller part's time; shared below {SHARED_BELOW:.0%} "
+                      "(separate pipes hide ~100%)"]
+        elif key in cal.skipped:
+            lines.append(f"{key:<24}{cal.skipped[key]}")
     lines += ["", "checks (not written to a model):",
               f"  IMUL r64 chain {_stat(cal.checks['imul'])} cycles (3 on every x86-64 "
               "core: the ADD conversion is right if so)",

@@ -7,8 +7,9 @@ llvm-mca's, and what a preset's choices can be ranked by without llvm-mca.
 Resources (x86-64):
   issue      every instruction, issue_width a cycle
   aes, clmul AES rounds and carry-less multiplies at their class's rate for the width
-             (one resource when the model says they share pipes)
-  shuffle    byte and lane shuffles, extracts, inserts, broadcasts from a register
+             (one resource when the model says they share pipes: aes_clmul_shared)
+  shuffle    byte and lane shuffles, extracts, inserts, broadcasts from a register (one
+             resource with AES where the model says so: aes_shuffle_shared, Zen 5)
   vector     every vector instruction over the vector_alu_ports
   load       vector loads (memory operands read), loads_per_cycle
   store      vector stores, stores_per_cycle
@@ -96,8 +97,12 @@ def loop_bound(loop: Sequence[Instruction], model: UarchModel) -> Bound:
         elif cls in ("shuffle", "gf2p8affine"):
             res[cls] += halves / model.timing(cls).per_cycle
         res["vector"] += halves / (zmm_ports if width == 512 and not split else ports)
-    if _fact(model, "aes_clmul_shared", False):
-        res["aes+clmul"] = res.pop("aes") + res.pop("clmul")
+    # pipes AES shares: one resource, its classes' times added (each class's rate is the
+    # shared pipes' count, so the sum is their busy time)
+    aes_pipes = ["aes"] + [cls for cls in ("clmul", "shuffle")
+                           if _fact(model, f"aes_{cls}_shared", False)]
+    if len(aes_pipes) > 1:
+        res["+".join(aes_pipes)] = sum(res.pop(cls) for cls in aes_pipes)
     # passes in flight at once: as many as the reorder buffer holds (an in-order core: one)
     in_flight = max(1.0, _fact(model, "rob", 0) / max(1, len(loop)))
     res["critical path"] = critical_path(loop, model) / in_flight
