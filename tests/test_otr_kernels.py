@@ -259,3 +259,60 @@ def test_table_doublings_in_the_table_kernel(doubling, tmp_path) -> None:
         assert a.open(ctx.addr, _buf(nonce), 12, _buf(aad), len(aad), out, n, back, tag,
                       16) == 0 and back.raw[:n] == pt
     assert ctx.guards_intact()
+
+
+@pytest.mark.parametrize("round_keys", ["resident", "loaded"])
+def test_zmm_loop_keeps_round_keys_resident_as_the_method_says(round_keys, tmp_path) -> None:
+    """The vaes512 kernel's pipelined loop keeps its last RESIDENT_KEYS round keys in
+    registers where the method's round_keys is resident (loaded: every key read where used,
+    as memory operands); either way seal and open match the model for lengths that run the
+    loop once, twice and with tails, AES-128 and AES-256 (whose resident keys are other
+    rounds)."""
+    from dataclasses import replace
+
+    from aesgen.dsl.operands import Mem
+    from aesgen.emit.compile import compile_kernel
+    from aesgen.emit.generate import GenerateRequest, plan_kernels, render_set, write_set
+    from aesgen.modes.otr.x86_64 import RESIDENT_KEYS
+    from aesgen.report.compare import steady_loop
+    from aesgen.targets import find_preset
+    from conftest import build_shared_library
+    from test_gcm_kernels import SZ, Aead, missing_features
+
+    preset = find_preset("znver5")
+    preset = replace(preset, methods=tuple(
+        replace(m, round_keys=round_keys) if m.variant == "vaes512" else m
+        for m in preset.methods))
+    req = GenerateRequest(preset, ("vaes512",), ("none",), (128, 256), "aesgen_", "test",
+                          ("otr",))
+    (spec,) = plan_kernels(req)
+    ck = compile_kernel(spec)
+    for bits, rounds in ((128, 10), (256, 14)):
+        aes = [ins for ins in steady_loop(ck, bits) if ins.name.startswith("vaesenc")]
+        in_regs = sum(1 for ins in aes if not any(isinstance(op, Mem) for op in ins.operands))
+        keys = RESIDENT_KEYS[512] if round_keys == "resident" else 0
+        # 8 registers of blocks a round: the resident keys' rounds (the last ones) read no
+        # memory
+        assert len(aes) == 8 * rounds and in_regs == 8 * keys, (bits, len(aes), in_regs)
+    missing = missing_features(ck.features)
+    if missing:
+        pytest.skip(f"this CPU lacks {', '.join(missing)}: the kernels were built, not run")
+    write_set(render_set(req), tmp_path / "set")
+    lib = ctypes.CDLL(str(build_shared_library(tmp_path / "set", tmp_path / "lib.so")))
+    (a,) = (Aead * SZ.in_dll(lib, "aesgen_aead_count").value).in_dll(lib, "aesgen_aeads")
+    assert a.name == b"vaes512-otr"
+    rng = random.Random(round_keys)
+    ctx = Ctx(a.ctx_size)
+    for n in (512, 544, 1023, 1024, 1056, 1600, 2048, 3000):
+        for key_len in (16, 32):
+            key = rng.randbytes(key_len)
+            assert a.init(ctx.addr, _buf(key), key_len) == 0
+            nonce, aad, pt = rng.randbytes(12), rng.randbytes(13), rng.randbytes(n)
+            out, tag = ctypes.create_string_buffer(n + 1), ctypes.create_string_buffer(16)
+            assert a.seal(ctx.addr, _buf(nonce), 12, _buf(aad), 13, _buf(pt), n, out, tag,
+                          16) == 0
+            assert (out.raw[:n], tag.raw) == model.seal(key, nonce, aad, pt), (n, key_len)
+            back = ctypes.create_string_buffer(n + 1)
+            assert a.open(ctx.addr, _buf(nonce), 12, _buf(aad), 13, out, n, back, tag,
+                          16) == 0 and back.raw[:n] == pt
+    assert ctx.guards_intact()

@@ -870,470 +870,474 @@ aesgen_vaes512_otr_s_seal:
 	vpxorq	%zmm2, %zmm2, %zmm2
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_otr_s_seal_pipe_none
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm1, %zmm3
-	vpsllq	$4, %zmm1, %zmm4
-	vpsrlq	$60, %zmm1, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm5, %zmm5
-	vpternlogd	$150, %zmm5, %zmm6, %zmm4
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm4, %zmm4
-	valignq	$2, %zmm3, %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm5
-	vmovdqu64	%zmm5, 1280(%rdi)
-	vmovdqu64	(%r9), %zmm5
-	vmovdqu64	64(%r9), %zmm6
-	vshufi32x4	$136, %zmm6, %zmm5, %zmm7
-	vshufi32x4	$221, %zmm6, %zmm5, %zmm5
-	vpxorq	%zmm7, %zmm3, %zmm3
-	vpsllq	$8, %zmm1, %zmm6
-	vpsrlq	$56, %zmm1, %zmm8
-	vpslldq	$8, %zmm8, %zmm9
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm8, %zmm8
-	vpternlogd	$150, %zmm8, %zmm9, %zmm6
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm6, %zmm6
-	valignq	$2, %zmm4, %zmm6, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm8
-	vmovdqu64	%zmm8, 1344(%rdi)
-	vmovdqu64	128(%r9), %zmm8
-	vmovdqu64	192(%r9), %zmm9
-	vshufi32x4	$136, %zmm9, %zmm8, %zmm10
-	vshufi32x4	$221, %zmm9, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpsllq	$12, %zmm1, %zmm9
-	vpsrlq	$52, %zmm1, %zmm11
-	vpslldq	$8, %zmm11, %zmm12
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm11, %zmm11
-	vpternlogd	$150, %zmm11, %zmm12, %zmm9
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm9, %zmm9
-	valignq	$2, %zmm6, %zmm9, %zmm11
-	vpxorq	%zmm11, %zmm6, %zmm11
-	vmovdqu64	%zmm11, 1408(%rdi)
-	vmovdqu64	256(%r9), %zmm11
-	vmovdqu64	320(%r9), %zmm12
-	vshufi32x4	$136, %zmm12, %zmm11, %zmm13
-	vshufi32x4	$221, %zmm12, %zmm11, %zmm11
-	vpxorq	%zmm13, %zmm6, %zmm6
-	vpsllq	$16, %zmm1, %zmm12
+	vmovdqu64	960(%rdi), %zmm3
+	vmovdqu64	1024(%rdi), %zmm4
+	vmovdqu64	1088(%rdi), %zmm5
+	vmovdqu64	1152(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm1, %zmm7
+	vpsllq	$4, %zmm1, %zmm8
+	vpsrlq	$60, %zmm1, %zmm9
+	vpslldq	$8, %zmm9, %zmm10
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm8, %zmm8
+	valignq	$2, %zmm7, %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm7, %zmm9
+	vmovdqu64	%zmm9, 1280(%rdi)
+	vmovdqu64	(%r9), %zmm9
+	vmovdqu64	64(%r9), %zmm10
+	vshufi32x4	$136, %zmm10, %zmm9, %zmm11
+	vshufi32x4	$221, %zmm10, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vpsllq	$8, %zmm1, %zmm10
+	vpsrlq	$56, %zmm1, %zmm12
+	vpslldq	$8, %zmm12, %zmm13
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm10, %zmm10
+	valignq	$2, %zmm8, %zmm10, %zmm12
+	vpxorq	%zmm12, %zmm8, %zmm12
+	vmovdqu64	%zmm12, 1344(%rdi)
+	vmovdqu64	128(%r9), %zmm12
+	vmovdqu64	192(%r9), %zmm13
+	vshufi32x4	$136, %zmm13, %zmm12, %zmm14
+	vshufi32x4	$221, %zmm13, %zmm12, %zmm12
+	vpxorq	%zmm14, %zmm8, %zmm8
+	vpsllq	$12, %zmm1, %zmm13
+	vpsrlq	$52, %zmm1, %zmm15
+	vpslldq	$8, %zmm15, %zmm16
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm13, %zmm13
+	valignq	$2, %zmm10, %zmm13, %zmm15
+	vpxorq	%zmm15, %zmm10, %zmm15
+	vmovdqu64	%zmm15, 1408(%rdi)
+	vmovdqu64	256(%r9), %zmm15
+	vmovdqu64	320(%r9), %zmm16
+	vshufi32x4	$136, %zmm16, %zmm15, %zmm17
+	vshufi32x4	$221, %zmm16, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vpsllq	$16, %zmm1, %zmm16
 	vpsrlq	$48, %zmm1, %zmm1
-	vpslldq	$8, %zmm1, %zmm14
+	vpslldq	$8, %zmm1, %zmm18
 	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm1, %zmm1
-	vpternlogd	$150, %zmm1, %zmm14, %zmm12
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm12, %zmm1
-	valignq	$2, %zmm9, %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm9, %zmm1
+	vpternlogd	$150, %zmm1, %zmm18, %zmm16
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm16, %zmm1
+	valignq	$2, %zmm13, %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm13, %zmm1
 	vmovdqu64	%zmm1, 1472(%rdi)
 	vmovdqu64	384(%r9), %zmm1
-	vmovdqu64	448(%r9), %zmm14
-	vshufi32x4	$136, %zmm14, %zmm1, %zmm15
-	vshufi32x4	$221, %zmm14, %zmm1, %zmm14
-	vpxorq	%zmm15, %zmm9, %zmm9
-	vmovdqa64	%zmm12, %zmm1
+	vmovdqu64	448(%r9), %zmm18
+	vshufi32x4	$136, %zmm18, %zmm1, %zmm19
+	vshufi32x4	$221, %zmm18, %zmm1, %zmm18
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vmovdqa64	%zmm16, %zmm1
 	addq	$512, %r9
 	subq	$512, %rdx
-	vpxorq	256(%rdi), %zmm3, %zmm3
-	vpxorq	256(%rdi), %zmm4, %zmm4
-	vpxorq	256(%rdi), %zmm6, %zmm6
-	vpxorq	256(%rdi), %zmm9, %zmm9
-	vaesenc	320(%rdi), %zmm3, %zmm3
-	vaesenc	320(%rdi), %zmm4, %zmm4
-	vaesenc	320(%rdi), %zmm6, %zmm6
-	vaesenc	320(%rdi), %zmm9, %zmm9
-	vaesenc	384(%rdi), %zmm3, %zmm3
-	vaesenc	384(%rdi), %zmm4, %zmm4
-	vaesenc	384(%rdi), %zmm6, %zmm6
-	vaesenc	384(%rdi), %zmm9, %zmm9
-	vaesenc	448(%rdi), %zmm3, %zmm3
-	vaesenc	448(%rdi), %zmm4, %zmm4
-	vaesenc	448(%rdi), %zmm6, %zmm6
-	vaesenc	448(%rdi), %zmm9, %zmm9
-	vaesenc	512(%rdi), %zmm3, %zmm3
-	vaesenc	512(%rdi), %zmm4, %zmm4
-	vaesenc	512(%rdi), %zmm6, %zmm6
-	vaesenc	512(%rdi), %zmm9, %zmm9
-	vaesenc	576(%rdi), %zmm3, %zmm3
-	vaesenc	576(%rdi), %zmm4, %zmm4
-	vaesenc	576(%rdi), %zmm6, %zmm6
-	vaesenc	576(%rdi), %zmm9, %zmm9
-	vaesenc	640(%rdi), %zmm3, %zmm3
-	vaesenc	640(%rdi), %zmm4, %zmm4
-	vaesenc	640(%rdi), %zmm6, %zmm6
-	vaesenc	640(%rdi), %zmm9, %zmm9
-	vaesenc	704(%rdi), %zmm3, %zmm3
-	vaesenc	704(%rdi), %zmm4, %zmm4
-	vaesenc	704(%rdi), %zmm6, %zmm6
-	vaesenc	704(%rdi), %zmm9, %zmm9
-	vaesenc	768(%rdi), %zmm3, %zmm3
-	vaesenc	768(%rdi), %zmm4, %zmm4
-	vaesenc	768(%rdi), %zmm6, %zmm6
-	vaesenc	768(%rdi), %zmm9, %zmm9
-	vaesenc	832(%rdi), %zmm3, %zmm3
-	vaesenc	832(%rdi), %zmm4, %zmm4
-	vaesenc	832(%rdi), %zmm6, %zmm6
-	vaesenc	832(%rdi), %zmm9, %zmm9
-	vaesenc	896(%rdi), %zmm3, %zmm3
-	vaesenc	896(%rdi), %zmm4, %zmm4
-	vaesenc	896(%rdi), %zmm6, %zmm6
-	vaesenc	896(%rdi), %zmm9, %zmm9
-	vaesenc	960(%rdi), %zmm3, %zmm3
-	vaesenc	960(%rdi), %zmm4, %zmm4
-	vaesenc	960(%rdi), %zmm6, %zmm6
-	vaesenc	960(%rdi), %zmm9, %zmm9
-	vaesenc	1024(%rdi), %zmm3, %zmm3
-	vaesenc	1024(%rdi), %zmm4, %zmm4
-	vaesenc	1024(%rdi), %zmm6, %zmm6
-	vaesenc	1024(%rdi), %zmm9, %zmm9
-	vaesenc	1088(%rdi), %zmm3, %zmm3
-	vaesenc	1088(%rdi), %zmm4, %zmm4
-	vaesenc	1088(%rdi), %zmm6, %zmm6
-	vaesenc	1088(%rdi), %zmm9, %zmm9
-	vaesenclast	1152(%rdi), %zmm3, %zmm3
-	vaesenclast	1152(%rdi), %zmm4, %zmm4
-	vaesenclast	1152(%rdi), %zmm6, %zmm6
-	vaesenclast	1152(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vmovdqa64	%zmm3, %zmm12
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	1280(%rdi), %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vmovdqa64	%zmm4, %zmm5
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	1344(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm6, %zmm6
-	vmovdqa64	%zmm6, %zmm8
-	vpxorq	%zmm11, %zmm2, %zmm2
-	vpxorq	1408(%rdi), %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vmovdqa64	%zmm9, %zmm11
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	1472(%rdi), %zmm9, %zmm9
+	vpxorq	256(%rdi), %zmm7, %zmm7
+	vpxorq	256(%rdi), %zmm8, %zmm8
+	vpxorq	256(%rdi), %zmm10, %zmm10
+	vpxorq	256(%rdi), %zmm13, %zmm13
+	vaesenc	320(%rdi), %zmm7, %zmm7
+	vaesenc	320(%rdi), %zmm8, %zmm8
+	vaesenc	320(%rdi), %zmm10, %zmm10
+	vaesenc	320(%rdi), %zmm13, %zmm13
+	vaesenc	384(%rdi), %zmm7, %zmm7
+	vaesenc	384(%rdi), %zmm8, %zmm8
+	vaesenc	384(%rdi), %zmm10, %zmm10
+	vaesenc	384(%rdi), %zmm13, %zmm13
+	vaesenc	448(%rdi), %zmm7, %zmm7
+	vaesenc	448(%rdi), %zmm8, %zmm8
+	vaesenc	448(%rdi), %zmm10, %zmm10
+	vaesenc	448(%rdi), %zmm13, %zmm13
+	vaesenc	512(%rdi), %zmm7, %zmm7
+	vaesenc	512(%rdi), %zmm8, %zmm8
+	vaesenc	512(%rdi), %zmm10, %zmm10
+	vaesenc	512(%rdi), %zmm13, %zmm13
+	vaesenc	576(%rdi), %zmm7, %zmm7
+	vaesenc	576(%rdi), %zmm8, %zmm8
+	vaesenc	576(%rdi), %zmm10, %zmm10
+	vaesenc	576(%rdi), %zmm13, %zmm13
+	vaesenc	640(%rdi), %zmm7, %zmm7
+	vaesenc	640(%rdi), %zmm8, %zmm8
+	vaesenc	640(%rdi), %zmm10, %zmm10
+	vaesenc	640(%rdi), %zmm13, %zmm13
+	vaesenc	704(%rdi), %zmm7, %zmm7
+	vaesenc	704(%rdi), %zmm8, %zmm8
+	vaesenc	704(%rdi), %zmm10, %zmm10
+	vaesenc	704(%rdi), %zmm13, %zmm13
+	vaesenc	768(%rdi), %zmm7, %zmm7
+	vaesenc	768(%rdi), %zmm8, %zmm8
+	vaesenc	768(%rdi), %zmm10, %zmm10
+	vaesenc	768(%rdi), %zmm13, %zmm13
+	vaesenc	832(%rdi), %zmm7, %zmm7
+	vaesenc	832(%rdi), %zmm8, %zmm8
+	vaesenc	832(%rdi), %zmm10, %zmm10
+	vaesenc	832(%rdi), %zmm13, %zmm13
+	vaesenc	896(%rdi), %zmm7, %zmm7
+	vaesenc	896(%rdi), %zmm8, %zmm8
+	vaesenc	896(%rdi), %zmm10, %zmm10
+	vaesenc	896(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm7, %zmm7
+	vaesenc	%zmm3, %zmm8, %zmm8
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm8, %zmm8
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenclast	%zmm6, %zmm7, %zmm7
+	vaesenclast	%zmm6, %zmm8, %zmm8
+	vaesenclast	%zmm6, %zmm10, %zmm10
+	vaesenclast	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm9, %zmm7, %zmm7
+	vmovdqa64	%zmm7, %zmm16
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	1280(%rdi), %zmm7, %zmm7
+	vpxorq	%zmm12, %zmm8, %zmm8
+	vmovdqa64	%zmm8, %zmm9
+	vpxorq	%zmm12, %zmm2, %zmm2
+	vpxorq	1344(%rdi), %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vmovdqa64	%zmm10, %zmm12
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vpxorq	1408(%rdi), %zmm10, %zmm10
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vmovdqa64	%zmm13, %zmm15
+	vpxorq	%zmm18, %zmm2, %zmm2
+	vpxorq	1472(%rdi), %zmm13, %zmm13
 .Laesgen_vaes512_otr_s_seal_pipe_top:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_otr_s_seal_pipe_drain
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm1, %zmm14
-	vpsllq	$4, %zmm1, %zmm16
-	vpsrlq	$60, %zmm1, %zmm17
-	vpslldq	$8, %zmm17, %zmm18
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm16, %zmm16
-	valignq	$2, %zmm14, %zmm16, %zmm17
-	vpxorq	%zmm17, %zmm14, %zmm17
-	vmovdqu64	%zmm17, 1280(%rdi)
-	vmovdqu64	(%r9), %zmm17
-	vmovdqu64	64(%r9), %zmm18
-	vshufi32x4	$136, %zmm18, %zmm17, %zmm19
-	vshufi32x4	$221, %zmm18, %zmm17, %zmm17
-	vpxorq	%zmm19, %zmm14, %zmm14
-	vpsllq	$8, %zmm1, %zmm18
-	vpsrlq	$56, %zmm1, %zmm20
-	vpslldq	$8, %zmm20, %zmm21
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm20, %zmm20
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm18, %zmm18
-	valignq	$2, %zmm16, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm16, %zmm20
-	vmovdqu64	%zmm20, 1344(%rdi)
-	vmovdqu64	128(%r9), %zmm20
-	vmovdqu64	192(%r9), %zmm21
-	vshufi32x4	$136, %zmm21, %zmm20, %zmm22
-	vshufi32x4	$221, %zmm21, %zmm20, %zmm20
-	vpxorq	%zmm22, %zmm16, %zmm16
-	vpsllq	$12, %zmm1, %zmm21
-	vpsrlq	$52, %zmm1, %zmm23
-	vpslldq	$8, %zmm23, %zmm24
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm23, %zmm23
-	vpternlogd	$150, %zmm23, %zmm24, %zmm21
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm21, %zmm21
-	valignq	$2, %zmm18, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm18, %zmm23
-	vmovdqu64	%zmm23, 1408(%rdi)
-	vmovdqu64	256(%r9), %zmm23
-	vmovdqu64	320(%r9), %zmm24
-	vshufi32x4	$136, %zmm24, %zmm23, %zmm25
-	vshufi32x4	$221, %zmm24, %zmm23, %zmm23
-	vpxorq	%zmm25, %zmm18, %zmm18
-	vpsllq	$16, %zmm1, %zmm24
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm1, %zmm18
+	vpsllq	$4, %zmm1, %zmm20
+	vpsrlq	$60, %zmm1, %zmm21
+	vpslldq	$8, %zmm21, %zmm22
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm20, %zmm20
+	valignq	$2, %zmm18, %zmm20, %zmm21
+	vpxorq	%zmm21, %zmm18, %zmm21
+	vmovdqu64	%zmm21, 1280(%rdi)
+	vmovdqu64	(%r9), %zmm21
+	vmovdqu64	64(%r9), %zmm22
+	vshufi32x4	$136, %zmm22, %zmm21, %zmm23
+	vshufi32x4	$221, %zmm22, %zmm21, %zmm21
+	vpxorq	%zmm23, %zmm18, %zmm18
+	vpsllq	$8, %zmm1, %zmm22
+	vpsrlq	$56, %zmm1, %zmm24
+	vpslldq	$8, %zmm24, %zmm25
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm24, %zmm24
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm22, %zmm22
+	valignq	$2, %zmm20, %zmm22, %zmm24
+	vpxorq	%zmm24, %zmm20, %zmm24
+	vmovdqu64	%zmm24, 1344(%rdi)
+	vmovdqu64	128(%r9), %zmm24
+	vmovdqu64	192(%r9), %zmm25
+	vshufi32x4	$136, %zmm25, %zmm24, %zmm26
+	vshufi32x4	$221, %zmm25, %zmm24, %zmm24
+	vpxorq	%zmm26, %zmm20, %zmm20
+	vpsllq	$12, %zmm1, %zmm25
+	vpsrlq	$52, %zmm1, %zmm27
+	vpslldq	$8, %zmm27, %zmm28
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm25
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm25, %zmm25
+	valignq	$2, %zmm22, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm22, %zmm27
+	vmovdqu64	%zmm27, 1408(%rdi)
+	vmovdqu64	256(%r9), %zmm27
+	vmovdqu64	320(%r9), %zmm28
+	vshufi32x4	$136, %zmm28, %zmm27, %zmm29
+	vshufi32x4	$221, %zmm28, %zmm27, %zmm27
+	vpxorq	%zmm29, %zmm22, %zmm22
+	vpsllq	$16, %zmm1, %zmm28
 	vpsrlq	$48, %zmm1, %zmm1
-	vpslldq	$8, %zmm1, %zmm26
+	vpslldq	$8, %zmm1, %zmm30
 	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm1, %zmm1
-	vpternlogd	$150, %zmm1, %zmm26, %zmm24
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm24, %zmm1
-	valignq	$2, %zmm21, %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm21, %zmm1
+	vpternlogd	$150, %zmm1, %zmm30, %zmm28
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm28, %zmm1
+	valignq	$2, %zmm25, %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm25, %zmm1
 	vmovdqu64	%zmm1, 1472(%rdi)
 	vmovdqu64	384(%r9), %zmm1
-	vmovdqu64	448(%r9), %zmm26
-	vshufi32x4	$136, %zmm26, %zmm1, %zmm27
-	vshufi32x4	$221, %zmm26, %zmm1, %zmm26
-	vpxorq	%zmm27, %zmm21, %zmm21
-	vmovdqa64	%zmm24, %zmm1
+	vmovdqu64	448(%r9), %zmm30
+	vshufi32x4	$136, %zmm30, %zmm1, %zmm31
+	vshufi32x4	$221, %zmm30, %zmm1, %zmm30
+	vpxorq	%zmm31, %zmm25, %zmm25
+	vmovdqa64	%zmm28, %zmm1
 	addq	$512, %r9
 	subq	$512, %rdx
-	vpxorq	256(%rdi), %zmm14, %zmm14
-	vpxorq	256(%rdi), %zmm3, %zmm3
-	vpxorq	256(%rdi), %zmm16, %zmm16
-	vpxorq	256(%rdi), %zmm4, %zmm4
 	vpxorq	256(%rdi), %zmm18, %zmm18
-	vpxorq	256(%rdi), %zmm6, %zmm6
-	vpxorq	256(%rdi), %zmm21, %zmm21
-	vpxorq	256(%rdi), %zmm9, %zmm9
-	vaesenc	320(%rdi), %zmm14, %zmm14
-	vaesenc	320(%rdi), %zmm3, %zmm3
-	vaesenc	320(%rdi), %zmm16, %zmm16
-	vaesenc	320(%rdi), %zmm4, %zmm4
+	vpxorq	256(%rdi), %zmm7, %zmm7
+	vpxorq	256(%rdi), %zmm20, %zmm20
+	vpxorq	256(%rdi), %zmm8, %zmm8
+	vpxorq	256(%rdi), %zmm22, %zmm22
+	vpxorq	256(%rdi), %zmm10, %zmm10
+	vpxorq	256(%rdi), %zmm25, %zmm25
+	vpxorq	256(%rdi), %zmm13, %zmm13
 	vaesenc	320(%rdi), %zmm18, %zmm18
-	vaesenc	320(%rdi), %zmm6, %zmm6
-	vaesenc	320(%rdi), %zmm21, %zmm21
-	vaesenc	320(%rdi), %zmm9, %zmm9
-	vaesenc	384(%rdi), %zmm14, %zmm14
-	vaesenc	384(%rdi), %zmm3, %zmm3
-	vaesenc	384(%rdi), %zmm16, %zmm16
-	vaesenc	384(%rdi), %zmm4, %zmm4
+	vaesenc	320(%rdi), %zmm7, %zmm7
+	vaesenc	320(%rdi), %zmm20, %zmm20
+	vaesenc	320(%rdi), %zmm8, %zmm8
+	vaesenc	320(%rdi), %zmm22, %zmm22
+	vaesenc	320(%rdi), %zmm10, %zmm10
+	vaesenc	320(%rdi), %zmm25, %zmm25
+	vaesenc	320(%rdi), %zmm13, %zmm13
 	vaesenc	384(%rdi), %zmm18, %zmm18
-	vaesenc	384(%rdi), %zmm6, %zmm6
-	vaesenc	384(%rdi), %zmm21, %zmm21
-	vaesenc	384(%rdi), %zmm9, %zmm9
-	vaesenc	448(%rdi), %zmm14, %zmm14
-	vaesenc	448(%rdi), %zmm3, %zmm3
-	vaesenc	448(%rdi), %zmm16, %zmm16
-	vaesenc	448(%rdi), %zmm4, %zmm4
+	vaesenc	384(%rdi), %zmm7, %zmm7
+	vaesenc	384(%rdi), %zmm20, %zmm20
+	vaesenc	384(%rdi), %zmm8, %zmm8
+	vaesenc	384(%rdi), %zmm22, %zmm22
+	vaesenc	384(%rdi), %zmm10, %zmm10
+	vaesenc	384(%rdi), %zmm25, %zmm25
+	vaesenc	384(%rdi), %zmm13, %zmm13
 	vaesenc	448(%rdi), %zmm18, %zmm18
-	vaesenc	448(%rdi), %zmm6, %zmm6
-	vaesenc	448(%rdi), %zmm21, %zmm21
-	vaesenc	448(%rdi), %zmm9, %zmm9
-	vaesenc	512(%rdi), %zmm14, %zmm14
-	vaesenc	512(%rdi), %zmm3, %zmm3
-	vaesenc	512(%rdi), %zmm16, %zmm16
-	vaesenc	512(%rdi), %zmm4, %zmm4
+	vaesenc	448(%rdi), %zmm7, %zmm7
+	vaesenc	448(%rdi), %zmm20, %zmm20
+	vaesenc	448(%rdi), %zmm8, %zmm8
+	vaesenc	448(%rdi), %zmm22, %zmm22
+	vaesenc	448(%rdi), %zmm10, %zmm10
+	vaesenc	448(%rdi), %zmm25, %zmm25
+	vaesenc	448(%rdi), %zmm13, %zmm13
 	vaesenc	512(%rdi), %zmm18, %zmm18
-	vaesenc	512(%rdi), %zmm6, %zmm6
-	vaesenc	512(%rdi), %zmm21, %zmm21
-	vaesenc	512(%rdi), %zmm9, %zmm9
-	vaesenc	576(%rdi), %zmm14, %zmm14
-	vaesenc	576(%rdi), %zmm3, %zmm3
-	vaesenc	576(%rdi), %zmm16, %zmm16
-	vaesenc	576(%rdi), %zmm4, %zmm4
+	vaesenc	512(%rdi), %zmm7, %zmm7
+	vaesenc	512(%rdi), %zmm20, %zmm20
+	vaesenc	512(%rdi), %zmm8, %zmm8
+	vaesenc	512(%rdi), %zmm22, %zmm22
+	vaesenc	512(%rdi), %zmm10, %zmm10
+	vaesenc	512(%rdi), %zmm25, %zmm25
+	vaesenc	512(%rdi), %zmm13, %zmm13
 	vaesenc	576(%rdi), %zmm18, %zmm18
-	vaesenc	576(%rdi), %zmm6, %zmm6
-	vaesenc	576(%rdi), %zmm21, %zmm21
-	vaesenc	576(%rdi), %zmm9, %zmm9
-	vaesenc	640(%rdi), %zmm14, %zmm14
-	vaesenc	640(%rdi), %zmm3, %zmm3
-	vaesenc	640(%rdi), %zmm16, %zmm16
-	vaesenc	640(%rdi), %zmm4, %zmm4
+	vaesenc	576(%rdi), %zmm7, %zmm7
+	vaesenc	576(%rdi), %zmm20, %zmm20
+	vaesenc	576(%rdi), %zmm8, %zmm8
+	vaesenc	576(%rdi), %zmm22, %zmm22
+	vaesenc	576(%rdi), %zmm10, %zmm10
+	vaesenc	576(%rdi), %zmm25, %zmm25
+	vaesenc	576(%rdi), %zmm13, %zmm13
 	vaesenc	640(%rdi), %zmm18, %zmm18
-	vaesenc	640(%rdi), %zmm6, %zmm6
-	vaesenc	640(%rdi), %zmm21, %zmm21
-	vaesenc	640(%rdi), %zmm9, %zmm9
-	vaesenc	704(%rdi), %zmm14, %zmm14
-	vaesenc	704(%rdi), %zmm3, %zmm3
-	vaesenc	704(%rdi), %zmm16, %zmm16
-	vaesenc	704(%rdi), %zmm4, %zmm4
+	vaesenc	640(%rdi), %zmm7, %zmm7
+	vaesenc	640(%rdi), %zmm20, %zmm20
+	vaesenc	640(%rdi), %zmm8, %zmm8
+	vaesenc	640(%rdi), %zmm22, %zmm22
+	vaesenc	640(%rdi), %zmm10, %zmm10
+	vaesenc	640(%rdi), %zmm25, %zmm25
+	vaesenc	640(%rdi), %zmm13, %zmm13
 	vaesenc	704(%rdi), %zmm18, %zmm18
-	vaesenc	704(%rdi), %zmm6, %zmm6
-	vaesenc	704(%rdi), %zmm21, %zmm21
-	vaesenc	704(%rdi), %zmm9, %zmm9
-	vaesenc	768(%rdi), %zmm14, %zmm14
-	vaesenc	768(%rdi), %zmm3, %zmm3
-	vaesenc	768(%rdi), %zmm16, %zmm16
-	vaesenc	768(%rdi), %zmm4, %zmm4
+	vaesenc	704(%rdi), %zmm7, %zmm7
+	vaesenc	704(%rdi), %zmm20, %zmm20
+	vaesenc	704(%rdi), %zmm8, %zmm8
+	vaesenc	704(%rdi), %zmm22, %zmm22
+	vaesenc	704(%rdi), %zmm10, %zmm10
+	vaesenc	704(%rdi), %zmm25, %zmm25
+	vaesenc	704(%rdi), %zmm13, %zmm13
 	vaesenc	768(%rdi), %zmm18, %zmm18
-	vaesenc	768(%rdi), %zmm6, %zmm6
-	vaesenc	768(%rdi), %zmm21, %zmm21
-	vaesenc	768(%rdi), %zmm9, %zmm9
-	vaesenc	832(%rdi), %zmm14, %zmm14
-	vaesenc	832(%rdi), %zmm3, %zmm3
-	vaesenc	832(%rdi), %zmm16, %zmm16
-	vaesenc	832(%rdi), %zmm4, %zmm4
+	vaesenc	768(%rdi), %zmm7, %zmm7
+	vaesenc	768(%rdi), %zmm20, %zmm20
+	vaesenc	768(%rdi), %zmm8, %zmm8
+	vaesenc	768(%rdi), %zmm22, %zmm22
+	vaesenc	768(%rdi), %zmm10, %zmm10
+	vaesenc	768(%rdi), %zmm25, %zmm25
+	vaesenc	768(%rdi), %zmm13, %zmm13
 	vaesenc	832(%rdi), %zmm18, %zmm18
-	vaesenc	832(%rdi), %zmm6, %zmm6
-	vaesenc	832(%rdi), %zmm21, %zmm21
-	vaesenc	832(%rdi), %zmm9, %zmm9
-	vaesenc	896(%rdi), %zmm14, %zmm14
-	vaesenc	896(%rdi), %zmm3, %zmm3
-	vaesenc	896(%rdi), %zmm16, %zmm16
-	vaesenc	896(%rdi), %zmm4, %zmm4
+	vaesenc	832(%rdi), %zmm7, %zmm7
+	vaesenc	832(%rdi), %zmm20, %zmm20
+	vaesenc	832(%rdi), %zmm8, %zmm8
+	vaesenc	832(%rdi), %zmm22, %zmm22
+	vaesenc	832(%rdi), %zmm10, %zmm10
+	vaesenc	832(%rdi), %zmm25, %zmm25
+	vaesenc	832(%rdi), %zmm13, %zmm13
 	vaesenc	896(%rdi), %zmm18, %zmm18
-	vaesenc	896(%rdi), %zmm6, %zmm6
-	vaesenc	896(%rdi), %zmm21, %zmm21
-	vaesenc	896(%rdi), %zmm9, %zmm9
-	vaesenc	960(%rdi), %zmm14, %zmm14
-	vaesenc	960(%rdi), %zmm3, %zmm3
-	vaesenc	960(%rdi), %zmm16, %zmm16
-	vaesenc	960(%rdi), %zmm4, %zmm4
-	vaesenc	960(%rdi), %zmm18, %zmm18
-	vaesenc	960(%rdi), %zmm6, %zmm6
-	vaesenc	960(%rdi), %zmm21, %zmm21
-	vaesenc	960(%rdi), %zmm9, %zmm9
-	vaesenc	1024(%rdi), %zmm14, %zmm14
-	vaesenc	1024(%rdi), %zmm3, %zmm3
-	vaesenc	1024(%rdi), %zmm16, %zmm16
-	vaesenc	1024(%rdi), %zmm4, %zmm4
-	vaesenc	1024(%rdi), %zmm18, %zmm18
-	vaesenc	1024(%rdi), %zmm6, %zmm6
-	vaesenc	1024(%rdi), %zmm21, %zmm21
-	vaesenc	1024(%rdi), %zmm9, %zmm9
-	vaesenc	1088(%rdi), %zmm14, %zmm14
-	vaesenc	1088(%rdi), %zmm3, %zmm3
-	vaesenc	1088(%rdi), %zmm16, %zmm16
-	vaesenc	1088(%rdi), %zmm4, %zmm4
-	vaesenc	1088(%rdi), %zmm18, %zmm18
-	vaesenc	1088(%rdi), %zmm6, %zmm6
-	vaesenc	1088(%rdi), %zmm21, %zmm21
-	vaesenc	1088(%rdi), %zmm9, %zmm9
-	vaesenclast	1152(%rdi), %zmm14, %zmm14
-	vaesenclast	1152(%rdi), %zmm3, %zmm3
-	vaesenclast	1152(%rdi), %zmm16, %zmm16
-	vaesenclast	1152(%rdi), %zmm4, %zmm4
-	vaesenclast	1152(%rdi), %zmm18, %zmm18
-	vaesenclast	1152(%rdi), %zmm6, %zmm6
-	vaesenclast	1152(%rdi), %zmm21, %zmm21
-	vaesenclast	1152(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm7, %zmm3, %zmm3
+	vaesenc	896(%rdi), %zmm7, %zmm7
+	vaesenc	896(%rdi), %zmm20, %zmm20
+	vaesenc	896(%rdi), %zmm8, %zmm8
+	vaesenc	896(%rdi), %zmm22, %zmm22
+	vaesenc	896(%rdi), %zmm10, %zmm10
+	vaesenc	896(%rdi), %zmm25, %zmm25
+	vaesenc	896(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm7, %zmm7
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm8, %zmm8
+	vaesenc	%zmm3, %zmm22, %zmm22
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm25, %zmm25
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm8, %zmm8
+	vaesenc	%zmm5, %zmm22, %zmm22
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm25, %zmm25
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenclast	%zmm6, %zmm18, %zmm18
+	vaesenclast	%zmm6, %zmm7, %zmm7
+	vaesenclast	%zmm6, %zmm20, %zmm20
+	vaesenclast	%zmm6, %zmm8, %zmm8
+	vaesenclast	%zmm6, %zmm22, %zmm22
+	vaesenclast	%zmm6, %zmm10, %zmm10
+	vaesenclast	%zmm6, %zmm25, %zmm25
+	vaesenclast	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm11
+	vpermi2q	%zmm7, %zmm16, %zmm11
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm28
+	vpermi2q	%zmm7, %zmm16, %zmm28
+	vmovdqu64	%zmm11, (%rcx)
+	vmovdqu64	%zmm28, 64(%rcx)
+	vpxorq	%zmm14, %zmm8, %zmm8
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm7
-	vpermi2q	%zmm3, %zmm12, %zmm7
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm24
-	vpermi2q	%zmm3, %zmm12, %zmm24
-	vmovdqu64	%zmm7, (%rcx)
-	vmovdqu64	%zmm24, 64(%rcx)
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm4, %zmm5, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm7
-	vpermi2q	%zmm4, %zmm5, %zmm7
-	vmovdqu64	%zmm3, 128(%rcx)
-	vmovdqu64	%zmm7, 192(%rcx)
-	vpxorq	%zmm13, %zmm6, %zmm6
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm6, %zmm8, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm6, %zmm8, %zmm4
-	vmovdqu64	%zmm3, 256(%rcx)
-	vmovdqu64	%zmm4, 320(%rcx)
-	vpxorq	%zmm15, %zmm9, %zmm9
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm9, %zmm11, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm9, %zmm11, %zmm4
-	vmovdqu64	%zmm3, 384(%rcx)
-	vmovdqu64	%zmm4, 448(%rcx)
+	vpermi2q	%zmm8, %zmm9, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm11
+	vpermi2q	%zmm8, %zmm9, %zmm11
+	vmovdqu64	%zmm7, 128(%rcx)
+	vmovdqu64	%zmm11, 192(%rcx)
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm7
+	vpermi2q	%zmm10, %zmm12, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm8
+	vpermi2q	%zmm10, %zmm12, %zmm8
+	vmovdqu64	%zmm7, 256(%rcx)
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm7
+	vpermi2q	%zmm13, %zmm15, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm8
+	vpermi2q	%zmm13, %zmm15, %zmm8
+	vmovdqu64	%zmm7, 384(%rcx)
+	vmovdqu64	%zmm8, 448(%rcx)
 	addq	$512, %rcx
-	vpxorq	%zmm17, %zmm14, %zmm14
-	vmovdqa64	%zmm14, %zmm5
-	vpxorq	%zmm17, %zmm2, %zmm2
-	vpxorq	1280(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm20, %zmm16, %zmm16
-	vmovdqa64	%zmm16, %zmm8
-	vpxorq	%zmm20, %zmm2, %zmm2
-	vpxorq	1344(%rdi), %zmm16, %zmm16
-	vpxorq	%zmm23, %zmm18, %zmm18
-	vmovdqa64	%zmm18, %zmm11
-	vpxorq	%zmm23, %zmm2, %zmm2
-	vpxorq	1408(%rdi), %zmm18, %zmm18
-	vpxorq	%zmm26, %zmm21, %zmm21
-	vmovdqa64	%zmm21, %zmm17
-	vpxorq	%zmm26, %zmm2, %zmm2
-	vpxorq	1472(%rdi), %zmm21, %zmm21
-	vmovdqa64	%zmm19, %zmm7
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vmovdqa64	%zmm18, %zmm9
+	vpxorq	%zmm21, %zmm2, %zmm2
+	vpxorq	1280(%rdi), %zmm18, %zmm18
+	vpxorq	%zmm24, %zmm20, %zmm20
+	vmovdqa64	%zmm20, %zmm12
+	vpxorq	%zmm24, %zmm2, %zmm2
+	vpxorq	1344(%rdi), %zmm20, %zmm20
+	vpxorq	%zmm27, %zmm22, %zmm22
+	vmovdqa64	%zmm22, %zmm15
+	vpxorq	%zmm27, %zmm2, %zmm2
+	vpxorq	1408(%rdi), %zmm22, %zmm22
+	vpxorq	%zmm30, %zmm25, %zmm25
+	vmovdqa64	%zmm25, %zmm21
+	vpxorq	%zmm30, %zmm2, %zmm2
+	vpxorq	1472(%rdi), %zmm25, %zmm25
+	vmovdqa64	%zmm23, %zmm11
+	vmovdqa64	%zmm26, %zmm14
+	vmovdqa64	%zmm29, %zmm17
+	vmovdqa64	%zmm31, %zmm19
+	vmovdqa64	%zmm18, %zmm7
+	vmovdqa64	%zmm20, %zmm8
 	vmovdqa64	%zmm22, %zmm10
 	vmovdqa64	%zmm25, %zmm13
-	vmovdqa64	%zmm27, %zmm15
-	vmovdqa64	%zmm14, %zmm3
-	vmovdqa64	%zmm16, %zmm4
-	vmovdqa64	%zmm18, %zmm6
-	vmovdqa64	%zmm21, %zmm9
-	vmovdqa64	%zmm5, %zmm12
-	vmovdqa64	%zmm8, %zmm5
-	vmovdqa64	%zmm11, %zmm8
-	vmovdqa64	%zmm17, %zmm11
+	vmovdqa64	%zmm9, %zmm16
+	vmovdqa64	%zmm12, %zmm9
+	vmovdqa64	%zmm15, %zmm12
+	vmovdqa64	%zmm21, %zmm15
 	jmp	.Laesgen_vaes512_otr_s_seal_pipe_top
 .Laesgen_vaes512_otr_s_seal_pipe_drain:
-	vpxorq	256(%rdi), %zmm3, %zmm3
-	vpxorq	256(%rdi), %zmm4, %zmm4
-	vpxorq	256(%rdi), %zmm6, %zmm6
-	vpxorq	256(%rdi), %zmm9, %zmm9
-	vaesenc	320(%rdi), %zmm3, %zmm3
-	vaesenc	320(%rdi), %zmm4, %zmm4
-	vaesenc	320(%rdi), %zmm6, %zmm6
-	vaesenc	320(%rdi), %zmm9, %zmm9
-	vaesenc	384(%rdi), %zmm3, %zmm3
-	vaesenc	384(%rdi), %zmm4, %zmm4
-	vaesenc	384(%rdi), %zmm6, %zmm6
-	vaesenc	384(%rdi), %zmm9, %zmm9
-	vaesenc	448(%rdi), %zmm3, %zmm3
-	vaesenc	448(%rdi), %zmm4, %zmm4
-	vaesenc	448(%rdi), %zmm6, %zmm6
-	vaesenc	448(%rdi), %zmm9, %zmm9
-	vaesenc	512(%rdi), %zmm3, %zmm3
-	vaesenc	512(%rdi), %zmm4, %zmm4
-	vaesenc	512(%rdi), %zmm6, %zmm6
-	vaesenc	512(%rdi), %zmm9, %zmm9
-	vaesenc	576(%rdi), %zmm3, %zmm3
-	vaesenc	576(%rdi), %zmm4, %zmm4
-	vaesenc	576(%rdi), %zmm6, %zmm6
-	vaesenc	576(%rdi), %zmm9, %zmm9
-	vaesenc	640(%rdi), %zmm3, %zmm3
-	vaesenc	640(%rdi), %zmm4, %zmm4
-	vaesenc	640(%rdi), %zmm6, %zmm6
-	vaesenc	640(%rdi), %zmm9, %zmm9
-	vaesenc	704(%rdi), %zmm3, %zmm3
-	vaesenc	704(%rdi), %zmm4, %zmm4
-	vaesenc	704(%rdi), %zmm6, %zmm6
-	vaesenc	704(%rdi), %zmm9, %zmm9
-	vaesenc	768(%rdi), %zmm3, %zmm3
-	vaesenc	768(%rdi), %zmm4, %zmm4
-	vaesenc	768(%rdi), %zmm6, %zmm6
-	vaesenc	768(%rdi), %zmm9, %zmm9
-	vaesenc	832(%rdi), %zmm3, %zmm3
-	vaesenc	832(%rdi), %zmm4, %zmm4
-	vaesenc	832(%rdi), %zmm6, %zmm6
-	vaesenc	832(%rdi), %zmm9, %zmm9
-	vaesenc	896(%rdi), %zmm3, %zmm3
-	vaesenc	896(%rdi), %zmm4, %zmm4
-	vaesenc	896(%rdi), %zmm6, %zmm6
-	vaesenc	896(%rdi), %zmm9, %zmm9
-	vaesenc	960(%rdi), %zmm3, %zmm3
-	vaesenc	960(%rdi), %zmm4, %zmm4
-	vaesenc	960(%rdi), %zmm6, %zmm6
-	vaesenc	960(%rdi), %zmm9, %zmm9
-	vaesenc	1024(%rdi), %zmm3, %zmm3
-	vaesenc	1024(%rdi), %zmm4, %zmm4
-	vaesenc	1024(%rdi), %zmm6, %zmm6
-	vaesenc	1024(%rdi), %zmm9, %zmm9
-	vaesenc	1088(%rdi), %zmm3, %zmm3
-	vaesenc	1088(%rdi), %zmm4, %zmm4
-	vaesenc	1088(%rdi), %zmm6, %zmm6
-	vaesenc	1088(%rdi), %zmm9, %zmm9
-	vaesenclast	1152(%rdi), %zmm3, %zmm3
-	vaesenclast	1152(%rdi), %zmm4, %zmm4
-	vaesenclast	1152(%rdi), %zmm6, %zmm6
-	vaesenclast	1152(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm7, %zmm3, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm7
-	vpermi2q	%zmm3, %zmm12, %zmm7
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm14
-	vpermi2q	%zmm3, %zmm12, %zmm14
-	vmovdqu64	%zmm7, (%rcx)
-	vmovdqu64	%zmm14, 64(%rcx)
-	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	256(%rdi), %zmm7, %zmm7
+	vpxorq	256(%rdi), %zmm8, %zmm8
+	vpxorq	256(%rdi), %zmm10, %zmm10
+	vpxorq	256(%rdi), %zmm13, %zmm13
+	vaesenc	320(%rdi), %zmm7, %zmm7
+	vaesenc	320(%rdi), %zmm8, %zmm8
+	vaesenc	320(%rdi), %zmm10, %zmm10
+	vaesenc	320(%rdi), %zmm13, %zmm13
+	vaesenc	384(%rdi), %zmm7, %zmm7
+	vaesenc	384(%rdi), %zmm8, %zmm8
+	vaesenc	384(%rdi), %zmm10, %zmm10
+	vaesenc	384(%rdi), %zmm13, %zmm13
+	vaesenc	448(%rdi), %zmm7, %zmm7
+	vaesenc	448(%rdi), %zmm8, %zmm8
+	vaesenc	448(%rdi), %zmm10, %zmm10
+	vaesenc	448(%rdi), %zmm13, %zmm13
+	vaesenc	512(%rdi), %zmm7, %zmm7
+	vaesenc	512(%rdi), %zmm8, %zmm8
+	vaesenc	512(%rdi), %zmm10, %zmm10
+	vaesenc	512(%rdi), %zmm13, %zmm13
+	vaesenc	576(%rdi), %zmm7, %zmm7
+	vaesenc	576(%rdi), %zmm8, %zmm8
+	vaesenc	576(%rdi), %zmm10, %zmm10
+	vaesenc	576(%rdi), %zmm13, %zmm13
+	vaesenc	640(%rdi), %zmm7, %zmm7
+	vaesenc	640(%rdi), %zmm8, %zmm8
+	vaesenc	640(%rdi), %zmm10, %zmm10
+	vaesenc	640(%rdi), %zmm13, %zmm13
+	vaesenc	704(%rdi), %zmm7, %zmm7
+	vaesenc	704(%rdi), %zmm8, %zmm8
+	vaesenc	704(%rdi), %zmm10, %zmm10
+	vaesenc	704(%rdi), %zmm13, %zmm13
+	vaesenc	768(%rdi), %zmm7, %zmm7
+	vaesenc	768(%rdi), %zmm8, %zmm8
+	vaesenc	768(%rdi), %zmm10, %zmm10
+	vaesenc	768(%rdi), %zmm13, %zmm13
+	vaesenc	832(%rdi), %zmm7, %zmm7
+	vaesenc	832(%rdi), %zmm8, %zmm8
+	vaesenc	832(%rdi), %zmm10, %zmm10
+	vaesenc	832(%rdi), %zmm13, %zmm13
+	vaesenc	896(%rdi), %zmm7, %zmm7
+	vaesenc	896(%rdi), %zmm8, %zmm8
+	vaesenc	896(%rdi), %zmm10, %zmm10
+	vaesenc	896(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm7, %zmm7
+	vaesenc	%zmm3, %zmm8, %zmm8
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm8, %zmm8
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenclast	%zmm6, %zmm7, %zmm7
+	vaesenclast	%zmm6, %zmm8, %zmm8
+	vaesenclast	%zmm6, %zmm10, %zmm10
+	vaesenclast	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm11, %zmm7, %zmm7
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm4, %zmm5, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm7
-	vpermi2q	%zmm4, %zmm5, %zmm7
-	vmovdqu64	%zmm3, 128(%rcx)
-	vmovdqu64	%zmm7, 192(%rcx)
-	vpxorq	%zmm13, %zmm6, %zmm6
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm6, %zmm8, %zmm3
+	vpermi2q	%zmm7, %zmm16, %zmm3
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm6, %zmm8, %zmm4
+	vpermi2q	%zmm7, %zmm16, %zmm4
+	vmovdqu64	%zmm3, (%rcx)
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpxorq	%zmm14, %zmm8, %zmm8
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
+	vpermi2q	%zmm8, %zmm9, %zmm3
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
+	vpermi2q	%zmm8, %zmm9, %zmm4
+	vmovdqu64	%zmm3, 128(%rcx)
+	vmovdqu64	%zmm4, 192(%rcx)
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
+	vpermi2q	%zmm10, %zmm12, %zmm3
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
+	vpermi2q	%zmm10, %zmm12, %zmm4
 	vmovdqu64	%zmm3, 256(%rcx)
 	vmovdqu64	%zmm4, 320(%rcx)
-	vpxorq	%zmm15, %zmm9, %zmm9
+	vpxorq	%zmm19, %zmm13, %zmm13
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm9, %zmm11, %zmm3
+	vpermi2q	%zmm13, %zmm15, %zmm3
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm9, %zmm11, %zmm4
+	vpermi2q	%zmm13, %zmm15, %zmm4
 	vmovdqu64	%zmm3, 384(%rcx)
 	vmovdqu64	%zmm4, 448(%rcx)
 	addq	$512, %rcx
@@ -2154,406 +2158,410 @@ aesgen_vaes512_otr_s_seal:
 	vpxorq	%zmm2, %zmm2, %zmm2
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_otr_s_seal_pipe_none_2
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm1, %zmm3
-	vpsllq	$4, %zmm1, %zmm4
-	vpsrlq	$60, %zmm1, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm5, %zmm5
-	vpternlogd	$150, %zmm5, %zmm6, %zmm4
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm4, %zmm4
-	valignq	$2, %zmm3, %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm5
-	vmovdqu64	%zmm5, 1280(%rdi)
-	vmovdqu64	(%r9), %zmm5
-	vmovdqu64	64(%r9), %zmm6
-	vshufi32x4	$136, %zmm6, %zmm5, %zmm7
-	vshufi32x4	$221, %zmm6, %zmm5, %zmm5
-	vpxorq	%zmm7, %zmm3, %zmm3
-	vpsllq	$8, %zmm1, %zmm6
-	vpsrlq	$56, %zmm1, %zmm8
-	vpslldq	$8, %zmm8, %zmm9
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm8, %zmm8
-	vpternlogd	$150, %zmm8, %zmm9, %zmm6
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm6, %zmm6
-	valignq	$2, %zmm4, %zmm6, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm8
-	vmovdqu64	%zmm8, 1344(%rdi)
-	vmovdqu64	128(%r9), %zmm8
-	vmovdqu64	192(%r9), %zmm9
-	vshufi32x4	$136, %zmm9, %zmm8, %zmm10
-	vshufi32x4	$221, %zmm9, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpsllq	$12, %zmm1, %zmm9
-	vpsrlq	$52, %zmm1, %zmm11
-	vpslldq	$8, %zmm11, %zmm12
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm11, %zmm11
-	vpternlogd	$150, %zmm11, %zmm12, %zmm9
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm9, %zmm9
-	valignq	$2, %zmm6, %zmm9, %zmm11
-	vpxorq	%zmm11, %zmm6, %zmm11
-	vmovdqu64	%zmm11, 1408(%rdi)
-	vmovdqu64	256(%r9), %zmm11
-	vmovdqu64	320(%r9), %zmm12
-	vshufi32x4	$136, %zmm12, %zmm11, %zmm13
-	vshufi32x4	$221, %zmm12, %zmm11, %zmm11
-	vpxorq	%zmm13, %zmm6, %zmm6
-	vpsllq	$16, %zmm1, %zmm12
+	vmovdqu64	704(%rdi), %zmm3
+	vmovdqu64	768(%rdi), %zmm4
+	vmovdqu64	832(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm1, %zmm7
+	vpsllq	$4, %zmm1, %zmm8
+	vpsrlq	$60, %zmm1, %zmm9
+	vpslldq	$8, %zmm9, %zmm10
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm8, %zmm8
+	valignq	$2, %zmm7, %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm7, %zmm9
+	vmovdqu64	%zmm9, 1280(%rdi)
+	vmovdqu64	(%r9), %zmm9
+	vmovdqu64	64(%r9), %zmm10
+	vshufi32x4	$136, %zmm10, %zmm9, %zmm11
+	vshufi32x4	$221, %zmm10, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vpsllq	$8, %zmm1, %zmm10
+	vpsrlq	$56, %zmm1, %zmm12
+	vpslldq	$8, %zmm12, %zmm13
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm10, %zmm10
+	valignq	$2, %zmm8, %zmm10, %zmm12
+	vpxorq	%zmm12, %zmm8, %zmm12
+	vmovdqu64	%zmm12, 1344(%rdi)
+	vmovdqu64	128(%r9), %zmm12
+	vmovdqu64	192(%r9), %zmm13
+	vshufi32x4	$136, %zmm13, %zmm12, %zmm14
+	vshufi32x4	$221, %zmm13, %zmm12, %zmm12
+	vpxorq	%zmm14, %zmm8, %zmm8
+	vpsllq	$12, %zmm1, %zmm13
+	vpsrlq	$52, %zmm1, %zmm15
+	vpslldq	$8, %zmm15, %zmm16
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm13, %zmm13
+	valignq	$2, %zmm10, %zmm13, %zmm15
+	vpxorq	%zmm15, %zmm10, %zmm15
+	vmovdqu64	%zmm15, 1408(%rdi)
+	vmovdqu64	256(%r9), %zmm15
+	vmovdqu64	320(%r9), %zmm16
+	vshufi32x4	$136, %zmm16, %zmm15, %zmm17
+	vshufi32x4	$221, %zmm16, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vpsllq	$16, %zmm1, %zmm16
 	vpsrlq	$48, %zmm1, %zmm1
-	vpslldq	$8, %zmm1, %zmm14
+	vpslldq	$8, %zmm1, %zmm18
 	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm1, %zmm1
-	vpternlogd	$150, %zmm1, %zmm14, %zmm12
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm12, %zmm1
-	valignq	$2, %zmm9, %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm9, %zmm1
+	vpternlogd	$150, %zmm1, %zmm18, %zmm16
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm16, %zmm1
+	valignq	$2, %zmm13, %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm13, %zmm1
 	vmovdqu64	%zmm1, 1472(%rdi)
 	vmovdqu64	384(%r9), %zmm1
-	vmovdqu64	448(%r9), %zmm14
-	vshufi32x4	$136, %zmm14, %zmm1, %zmm15
-	vshufi32x4	$221, %zmm14, %zmm1, %zmm14
-	vpxorq	%zmm15, %zmm9, %zmm9
-	vmovdqa64	%zmm12, %zmm1
+	vmovdqu64	448(%r9), %zmm18
+	vshufi32x4	$136, %zmm18, %zmm1, %zmm19
+	vshufi32x4	$221, %zmm18, %zmm1, %zmm18
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vmovdqa64	%zmm16, %zmm1
 	addq	$512, %r9
 	subq	$512, %rdx
-	vpxorq	256(%rdi), %zmm3, %zmm3
-	vpxorq	256(%rdi), %zmm4, %zmm4
-	vpxorq	256(%rdi), %zmm6, %zmm6
-	vpxorq	256(%rdi), %zmm9, %zmm9
-	vaesenc	320(%rdi), %zmm3, %zmm3
-	vaesenc	320(%rdi), %zmm4, %zmm4
-	vaesenc	320(%rdi), %zmm6, %zmm6
-	vaesenc	320(%rdi), %zmm9, %zmm9
-	vaesenc	384(%rdi), %zmm3, %zmm3
-	vaesenc	384(%rdi), %zmm4, %zmm4
-	vaesenc	384(%rdi), %zmm6, %zmm6
-	vaesenc	384(%rdi), %zmm9, %zmm9
-	vaesenc	448(%rdi), %zmm3, %zmm3
-	vaesenc	448(%rdi), %zmm4, %zmm4
-	vaesenc	448(%rdi), %zmm6, %zmm6
-	vaesenc	448(%rdi), %zmm9, %zmm9
-	vaesenc	512(%rdi), %zmm3, %zmm3
-	vaesenc	512(%rdi), %zmm4, %zmm4
-	vaesenc	512(%rdi), %zmm6, %zmm6
-	vaesenc	512(%rdi), %zmm9, %zmm9
-	vaesenc	576(%rdi), %zmm3, %zmm3
-	vaesenc	576(%rdi), %zmm4, %zmm4
-	vaesenc	576(%rdi), %zmm6, %zmm6
-	vaesenc	576(%rdi), %zmm9, %zmm9
-	vaesenc	640(%rdi), %zmm3, %zmm3
-	vaesenc	640(%rdi), %zmm4, %zmm4
-	vaesenc	640(%rdi), %zmm6, %zmm6
-	vaesenc	640(%rdi), %zmm9, %zmm9
-	vaesenc	704(%rdi), %zmm3, %zmm3
-	vaesenc	704(%rdi), %zmm4, %zmm4
-	vaesenc	704(%rdi), %zmm6, %zmm6
-	vaesenc	704(%rdi), %zmm9, %zmm9
-	vaesenc	768(%rdi), %zmm3, %zmm3
-	vaesenc	768(%rdi), %zmm4, %zmm4
-	vaesenc	768(%rdi), %zmm6, %zmm6
-	vaesenc	768(%rdi), %zmm9, %zmm9
-	vaesenc	832(%rdi), %zmm3, %zmm3
-	vaesenc	832(%rdi), %zmm4, %zmm4
-	vaesenc	832(%rdi), %zmm6, %zmm6
-	vaesenc	832(%rdi), %zmm9, %zmm9
-	vaesenclast	896(%rdi), %zmm3, %zmm3
-	vaesenclast	896(%rdi), %zmm4, %zmm4
-	vaesenclast	896(%rdi), %zmm6, %zmm6
-	vaesenclast	896(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vmovdqa64	%zmm3, %zmm12
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	1280(%rdi), %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vmovdqa64	%zmm4, %zmm5
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	1344(%rdi), %zmm4, %zmm4
-	vpxorq	%zmm11, %zmm6, %zmm6
-	vmovdqa64	%zmm6, %zmm8
-	vpxorq	%zmm11, %zmm2, %zmm2
-	vpxorq	1408(%rdi), %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm9, %zmm9
-	vmovdqa64	%zmm9, %zmm11
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vpxorq	1472(%rdi), %zmm9, %zmm9
+	vpxorq	256(%rdi), %zmm7, %zmm7
+	vpxorq	256(%rdi), %zmm8, %zmm8
+	vpxorq	256(%rdi), %zmm10, %zmm10
+	vpxorq	256(%rdi), %zmm13, %zmm13
+	vaesenc	320(%rdi), %zmm7, %zmm7
+	vaesenc	320(%rdi), %zmm8, %zmm8
+	vaesenc	320(%rdi), %zmm10, %zmm10
+	vaesenc	320(%rdi), %zmm13, %zmm13
+	vaesenc	384(%rdi), %zmm7, %zmm7
+	vaesenc	384(%rdi), %zmm8, %zmm8
+	vaesenc	384(%rdi), %zmm10, %zmm10
+	vaesenc	384(%rdi), %zmm13, %zmm13
+	vaesenc	448(%rdi), %zmm7, %zmm7
+	vaesenc	448(%rdi), %zmm8, %zmm8
+	vaesenc	448(%rdi), %zmm10, %zmm10
+	vaesenc	448(%rdi), %zmm13, %zmm13
+	vaesenc	512(%rdi), %zmm7, %zmm7
+	vaesenc	512(%rdi), %zmm8, %zmm8
+	vaesenc	512(%rdi), %zmm10, %zmm10
+	vaesenc	512(%rdi), %zmm13, %zmm13
+	vaesenc	576(%rdi), %zmm7, %zmm7
+	vaesenc	576(%rdi), %zmm8, %zmm8
+	vaesenc	576(%rdi), %zmm10, %zmm10
+	vaesenc	576(%rdi), %zmm13, %zmm13
+	vaesenc	640(%rdi), %zmm7, %zmm7
+	vaesenc	640(%rdi), %zmm8, %zmm8
+	vaesenc	640(%rdi), %zmm10, %zmm10
+	vaesenc	640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm7, %zmm7
+	vaesenc	%zmm3, %zmm8, %zmm8
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm8, %zmm8
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenclast	%zmm6, %zmm7, %zmm7
+	vaesenclast	%zmm6, %zmm8, %zmm8
+	vaesenclast	%zmm6, %zmm10, %zmm10
+	vaesenclast	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm9, %zmm7, %zmm7
+	vmovdqa64	%zmm7, %zmm16
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpxorq	1280(%rdi), %zmm7, %zmm7
+	vpxorq	%zmm12, %zmm8, %zmm8
+	vmovdqa64	%zmm8, %zmm9
+	vpxorq	%zmm12, %zmm2, %zmm2
+	vpxorq	1344(%rdi), %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vmovdqa64	%zmm10, %zmm12
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vpxorq	1408(%rdi), %zmm10, %zmm10
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vmovdqa64	%zmm13, %zmm15
+	vpxorq	%zmm18, %zmm2, %zmm2
+	vpxorq	1472(%rdi), %zmm13, %zmm13
 .Laesgen_vaes512_otr_s_seal_pipe_top_2:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_otr_s_seal_pipe_drain_2
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm1, %zmm14
-	vpsllq	$4, %zmm1, %zmm16
-	vpsrlq	$60, %zmm1, %zmm17
-	vpslldq	$8, %zmm17, %zmm18
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm16, %zmm16
-	valignq	$2, %zmm14, %zmm16, %zmm17
-	vpxorq	%zmm17, %zmm14, %zmm17
-	vmovdqu64	%zmm17, 1280(%rdi)
-	vmovdqu64	(%r9), %zmm17
-	vmovdqu64	64(%r9), %zmm18
-	vshufi32x4	$136, %zmm18, %zmm17, %zmm19
-	vshufi32x4	$221, %zmm18, %zmm17, %zmm17
-	vpxorq	%zmm19, %zmm14, %zmm14
-	vpsllq	$8, %zmm1, %zmm18
-	vpsrlq	$56, %zmm1, %zmm20
-	vpslldq	$8, %zmm20, %zmm21
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm20, %zmm20
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm18, %zmm18
-	valignq	$2, %zmm16, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm16, %zmm20
-	vmovdqu64	%zmm20, 1344(%rdi)
-	vmovdqu64	128(%r9), %zmm20
-	vmovdqu64	192(%r9), %zmm21
-	vshufi32x4	$136, %zmm21, %zmm20, %zmm22
-	vshufi32x4	$221, %zmm21, %zmm20, %zmm20
-	vpxorq	%zmm22, %zmm16, %zmm16
-	vpsllq	$12, %zmm1, %zmm21
-	vpsrlq	$52, %zmm1, %zmm23
-	vpslldq	$8, %zmm23, %zmm24
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm23, %zmm23
-	vpternlogd	$150, %zmm23, %zmm24, %zmm21
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm21, %zmm21
-	valignq	$2, %zmm18, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm18, %zmm23
-	vmovdqu64	%zmm23, 1408(%rdi)
-	vmovdqu64	256(%r9), %zmm23
-	vmovdqu64	320(%r9), %zmm24
-	vshufi32x4	$136, %zmm24, %zmm23, %zmm25
-	vshufi32x4	$221, %zmm24, %zmm23, %zmm23
-	vpxorq	%zmm25, %zmm18, %zmm18
-	vpsllq	$16, %zmm1, %zmm24
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm1, %zmm18
+	vpsllq	$4, %zmm1, %zmm20
+	vpsrlq	$60, %zmm1, %zmm21
+	vpslldq	$8, %zmm21, %zmm22
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm20, %zmm20
+	valignq	$2, %zmm18, %zmm20, %zmm21
+	vpxorq	%zmm21, %zmm18, %zmm21
+	vmovdqu64	%zmm21, 1280(%rdi)
+	vmovdqu64	(%r9), %zmm21
+	vmovdqu64	64(%r9), %zmm22
+	vshufi32x4	$136, %zmm22, %zmm21, %zmm23
+	vshufi32x4	$221, %zmm22, %zmm21, %zmm21
+	vpxorq	%zmm23, %zmm18, %zmm18
+	vpsllq	$8, %zmm1, %zmm22
+	vpsrlq	$56, %zmm1, %zmm24
+	vpslldq	$8, %zmm24, %zmm25
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm24, %zmm24
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm22, %zmm22
+	valignq	$2, %zmm20, %zmm22, %zmm24
+	vpxorq	%zmm24, %zmm20, %zmm24
+	vmovdqu64	%zmm24, 1344(%rdi)
+	vmovdqu64	128(%r9), %zmm24
+	vmovdqu64	192(%r9), %zmm25
+	vshufi32x4	$136, %zmm25, %zmm24, %zmm26
+	vshufi32x4	$221, %zmm25, %zmm24, %zmm24
+	vpxorq	%zmm26, %zmm20, %zmm20
+	vpsllq	$12, %zmm1, %zmm25
+	vpsrlq	$52, %zmm1, %zmm27
+	vpslldq	$8, %zmm27, %zmm28
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm25
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm25, %zmm25
+	valignq	$2, %zmm22, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm22, %zmm27
+	vmovdqu64	%zmm27, 1408(%rdi)
+	vmovdqu64	256(%r9), %zmm27
+	vmovdqu64	320(%r9), %zmm28
+	vshufi32x4	$136, %zmm28, %zmm27, %zmm29
+	vshufi32x4	$221, %zmm28, %zmm27, %zmm27
+	vpxorq	%zmm29, %zmm22, %zmm22
+	vpsllq	$16, %zmm1, %zmm28
 	vpsrlq	$48, %zmm1, %zmm1
-	vpslldq	$8, %zmm1, %zmm26
+	vpslldq	$8, %zmm1, %zmm30
 	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_seal_reduce512(%rip), %zmm1, %zmm1
-	vpternlogd	$150, %zmm1, %zmm26, %zmm24
-	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm24, %zmm1
-	valignq	$2, %zmm21, %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm21, %zmm1
+	vpternlogd	$150, %zmm1, %zmm30, %zmm28
+	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse512(%rip), %zmm28, %zmm1
+	valignq	$2, %zmm25, %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm25, %zmm1
 	vmovdqu64	%zmm1, 1472(%rdi)
 	vmovdqu64	384(%r9), %zmm1
-	vmovdqu64	448(%r9), %zmm26
-	vshufi32x4	$136, %zmm26, %zmm1, %zmm27
-	vshufi32x4	$221, %zmm26, %zmm1, %zmm26
-	vpxorq	%zmm27, %zmm21, %zmm21
-	vmovdqa64	%zmm24, %zmm1
+	vmovdqu64	448(%r9), %zmm30
+	vshufi32x4	$136, %zmm30, %zmm1, %zmm31
+	vshufi32x4	$221, %zmm30, %zmm1, %zmm30
+	vpxorq	%zmm31, %zmm25, %zmm25
+	vmovdqa64	%zmm28, %zmm1
 	addq	$512, %r9
 	subq	$512, %rdx
-	vpxorq	256(%rdi), %zmm14, %zmm14
-	vpxorq	256(%rdi), %zmm3, %zmm3
-	vpxorq	256(%rdi), %zmm16, %zmm16
-	vpxorq	256(%rdi), %zmm4, %zmm4
 	vpxorq	256(%rdi), %zmm18, %zmm18
-	vpxorq	256(%rdi), %zmm6, %zmm6
-	vpxorq	256(%rdi), %zmm21, %zmm21
-	vpxorq	256(%rdi), %zmm9, %zmm9
-	vaesenc	320(%rdi), %zmm14, %zmm14
-	vaesenc	320(%rdi), %zmm3, %zmm3
-	vaesenc	320(%rdi), %zmm16, %zmm16
-	vaesenc	320(%rdi), %zmm4, %zmm4
+	vpxorq	256(%rdi), %zmm7, %zmm7
+	vpxorq	256(%rdi), %zmm20, %zmm20
+	vpxorq	256(%rdi), %zmm8, %zmm8
+	vpxorq	256(%rdi), %zmm22, %zmm22
+	vpxorq	256(%rdi), %zmm10, %zmm10
+	vpxorq	256(%rdi), %zmm25, %zmm25
+	vpxorq	256(%rdi), %zmm13, %zmm13
 	vaesenc	320(%rdi), %zmm18, %zmm18
-	vaesenc	320(%rdi), %zmm6, %zmm6
-	vaesenc	320(%rdi), %zmm21, %zmm21
-	vaesenc	320(%rdi), %zmm9, %zmm9
-	vaesenc	384(%rdi), %zmm14, %zmm14
-	vaesenc	384(%rdi), %zmm3, %zmm3
-	vaesenc	384(%rdi), %zmm16, %zmm16
-	vaesenc	384(%rdi), %zmm4, %zmm4
+	vaesenc	320(%rdi), %zmm7, %zmm7
+	vaesenc	320(%rdi), %zmm20, %zmm20
+	vaesenc	320(%rdi), %zmm8, %zmm8
+	vaesenc	320(%rdi), %zmm22, %zmm22
+	vaesenc	320(%rdi), %zmm10, %zmm10
+	vaesenc	320(%rdi), %zmm25, %zmm25
+	vaesenc	320(%rdi), %zmm13, %zmm13
 	vaesenc	384(%rdi), %zmm18, %zmm18
-	vaesenc	384(%rdi), %zmm6, %zmm6
-	vaesenc	384(%rdi), %zmm21, %zmm21
-	vaesenc	384(%rdi), %zmm9, %zmm9
-	vaesenc	448(%rdi), %zmm14, %zmm14
-	vaesenc	448(%rdi), %zmm3, %zmm3
-	vaesenc	448(%rdi), %zmm16, %zmm16
-	vaesenc	448(%rdi), %zmm4, %zmm4
+	vaesenc	384(%rdi), %zmm7, %zmm7
+	vaesenc	384(%rdi), %zmm20, %zmm20
+	vaesenc	384(%rdi), %zmm8, %zmm8
+	vaesenc	384(%rdi), %zmm22, %zmm22
+	vaesenc	384(%rdi), %zmm10, %zmm10
+	vaesenc	384(%rdi), %zmm25, %zmm25
+	vaesenc	384(%rdi), %zmm13, %zmm13
 	vaesenc	448(%rdi), %zmm18, %zmm18
-	vaesenc	448(%rdi), %zmm6, %zmm6
-	vaesenc	448(%rdi), %zmm21, %zmm21
-	vaesenc	448(%rdi), %zmm9, %zmm9
-	vaesenc	512(%rdi), %zmm14, %zmm14
-	vaesenc	512(%rdi), %zmm3, %zmm3
-	vaesenc	512(%rdi), %zmm16, %zmm16
-	vaesenc	512(%rdi), %zmm4, %zmm4
+	vaesenc	448(%rdi), %zmm7, %zmm7
+	vaesenc	448(%rdi), %zmm20, %zmm20
+	vaesenc	448(%rdi), %zmm8, %zmm8
+	vaesenc	448(%rdi), %zmm22, %zmm22
+	vaesenc	448(%rdi), %zmm10, %zmm10
+	vaesenc	448(%rdi), %zmm25, %zmm25
+	vaesenc	448(%rdi), %zmm13, %zmm13
 	vaesenc	512(%rdi), %zmm18, %zmm18
-	vaesenc	512(%rdi), %zmm6, %zmm6
-	vaesenc	512(%rdi), %zmm21, %zmm21
-	vaesenc	512(%rdi), %zmm9, %zmm9
-	vaesenc	576(%rdi), %zmm14, %zmm14
-	vaesenc	576(%rdi), %zmm3, %zmm3
-	vaesenc	576(%rdi), %zmm16, %zmm16
-	vaesenc	576(%rdi), %zmm4, %zmm4
+	vaesenc	512(%rdi), %zmm7, %zmm7
+	vaesenc	512(%rdi), %zmm20, %zmm20
+	vaesenc	512(%rdi), %zmm8, %zmm8
+	vaesenc	512(%rdi), %zmm22, %zmm22
+	vaesenc	512(%rdi), %zmm10, %zmm10
+	vaesenc	512(%rdi), %zmm25, %zmm25
+	vaesenc	512(%rdi), %zmm13, %zmm13
 	vaesenc	576(%rdi), %zmm18, %zmm18
-	vaesenc	576(%rdi), %zmm6, %zmm6
-	vaesenc	576(%rdi), %zmm21, %zmm21
-	vaesenc	576(%rdi), %zmm9, %zmm9
-	vaesenc	640(%rdi), %zmm14, %zmm14
-	vaesenc	640(%rdi), %zmm3, %zmm3
-	vaesenc	640(%rdi), %zmm16, %zmm16
-	vaesenc	640(%rdi), %zmm4, %zmm4
+	vaesenc	576(%rdi), %zmm7, %zmm7
+	vaesenc	576(%rdi), %zmm20, %zmm20
+	vaesenc	576(%rdi), %zmm8, %zmm8
+	vaesenc	576(%rdi), %zmm22, %zmm22
+	vaesenc	576(%rdi), %zmm10, %zmm10
+	vaesenc	576(%rdi), %zmm25, %zmm25
+	vaesenc	576(%rdi), %zmm13, %zmm13
 	vaesenc	640(%rdi), %zmm18, %zmm18
-	vaesenc	640(%rdi), %zmm6, %zmm6
-	vaesenc	640(%rdi), %zmm21, %zmm21
-	vaesenc	640(%rdi), %zmm9, %zmm9
-	vaesenc	704(%rdi), %zmm14, %zmm14
-	vaesenc	704(%rdi), %zmm3, %zmm3
-	vaesenc	704(%rdi), %zmm16, %zmm16
-	vaesenc	704(%rdi), %zmm4, %zmm4
-	vaesenc	704(%rdi), %zmm18, %zmm18
-	vaesenc	704(%rdi), %zmm6, %zmm6
-	vaesenc	704(%rdi), %zmm21, %zmm21
-	vaesenc	704(%rdi), %zmm9, %zmm9
-	vaesenc	768(%rdi), %zmm14, %zmm14
-	vaesenc	768(%rdi), %zmm3, %zmm3
-	vaesenc	768(%rdi), %zmm16, %zmm16
-	vaesenc	768(%rdi), %zmm4, %zmm4
-	vaesenc	768(%rdi), %zmm18, %zmm18
-	vaesenc	768(%rdi), %zmm6, %zmm6
-	vaesenc	768(%rdi), %zmm21, %zmm21
-	vaesenc	768(%rdi), %zmm9, %zmm9
-	vaesenc	832(%rdi), %zmm14, %zmm14
-	vaesenc	832(%rdi), %zmm3, %zmm3
-	vaesenc	832(%rdi), %zmm16, %zmm16
-	vaesenc	832(%rdi), %zmm4, %zmm4
-	vaesenc	832(%rdi), %zmm18, %zmm18
-	vaesenc	832(%rdi), %zmm6, %zmm6
-	vaesenc	832(%rdi), %zmm21, %zmm21
-	vaesenc	832(%rdi), %zmm9, %zmm9
-	vaesenclast	896(%rdi), %zmm14, %zmm14
-	vaesenclast	896(%rdi), %zmm3, %zmm3
-	vaesenclast	896(%rdi), %zmm16, %zmm16
-	vaesenclast	896(%rdi), %zmm4, %zmm4
-	vaesenclast	896(%rdi), %zmm18, %zmm18
-	vaesenclast	896(%rdi), %zmm6, %zmm6
-	vaesenclast	896(%rdi), %zmm21, %zmm21
-	vaesenclast	896(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm7, %zmm3, %zmm3
+	vaesenc	640(%rdi), %zmm7, %zmm7
+	vaesenc	640(%rdi), %zmm20, %zmm20
+	vaesenc	640(%rdi), %zmm8, %zmm8
+	vaesenc	640(%rdi), %zmm22, %zmm22
+	vaesenc	640(%rdi), %zmm10, %zmm10
+	vaesenc	640(%rdi), %zmm25, %zmm25
+	vaesenc	640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm7, %zmm7
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm8, %zmm8
+	vaesenc	%zmm3, %zmm22, %zmm22
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm25, %zmm25
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm8, %zmm8
+	vaesenc	%zmm5, %zmm22, %zmm22
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm25, %zmm25
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenclast	%zmm6, %zmm18, %zmm18
+	vaesenclast	%zmm6, %zmm7, %zmm7
+	vaesenclast	%zmm6, %zmm20, %zmm20
+	vaesenclast	%zmm6, %zmm8, %zmm8
+	vaesenclast	%zmm6, %zmm22, %zmm22
+	vaesenclast	%zmm6, %zmm10, %zmm10
+	vaesenclast	%zmm6, %zmm25, %zmm25
+	vaesenclast	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm11
+	vpermi2q	%zmm7, %zmm16, %zmm11
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm28
+	vpermi2q	%zmm7, %zmm16, %zmm28
+	vmovdqu64	%zmm11, (%rcx)
+	vmovdqu64	%zmm28, 64(%rcx)
+	vpxorq	%zmm14, %zmm8, %zmm8
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm7
-	vpermi2q	%zmm3, %zmm12, %zmm7
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm24
-	vpermi2q	%zmm3, %zmm12, %zmm24
-	vmovdqu64	%zmm7, (%rcx)
-	vmovdqu64	%zmm24, 64(%rcx)
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm4, %zmm5, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm7
-	vpermi2q	%zmm4, %zmm5, %zmm7
-	vmovdqu64	%zmm3, 128(%rcx)
-	vmovdqu64	%zmm7, 192(%rcx)
-	vpxorq	%zmm13, %zmm6, %zmm6
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm6, %zmm8, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm6, %zmm8, %zmm4
-	vmovdqu64	%zmm3, 256(%rcx)
-	vmovdqu64	%zmm4, 320(%rcx)
-	vpxorq	%zmm15, %zmm9, %zmm9
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm9, %zmm11, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm9, %zmm11, %zmm4
-	vmovdqu64	%zmm3, 384(%rcx)
-	vmovdqu64	%zmm4, 448(%rcx)
+	vpermi2q	%zmm8, %zmm9, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm11
+	vpermi2q	%zmm8, %zmm9, %zmm11
+	vmovdqu64	%zmm7, 128(%rcx)
+	vmovdqu64	%zmm11, 192(%rcx)
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm7
+	vpermi2q	%zmm10, %zmm12, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm8
+	vpermi2q	%zmm10, %zmm12, %zmm8
+	vmovdqu64	%zmm7, 256(%rcx)
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm7
+	vpermi2q	%zmm13, %zmm15, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm8
+	vpermi2q	%zmm13, %zmm15, %zmm8
+	vmovdqu64	%zmm7, 384(%rcx)
+	vmovdqu64	%zmm8, 448(%rcx)
 	addq	$512, %rcx
-	vpxorq	%zmm17, %zmm14, %zmm14
-	vmovdqa64	%zmm14, %zmm5
-	vpxorq	%zmm17, %zmm2, %zmm2
-	vpxorq	1280(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm20, %zmm16, %zmm16
-	vmovdqa64	%zmm16, %zmm8
-	vpxorq	%zmm20, %zmm2, %zmm2
-	vpxorq	1344(%rdi), %zmm16, %zmm16
-	vpxorq	%zmm23, %zmm18, %zmm18
-	vmovdqa64	%zmm18, %zmm11
-	vpxorq	%zmm23, %zmm2, %zmm2
-	vpxorq	1408(%rdi), %zmm18, %zmm18
-	vpxorq	%zmm26, %zmm21, %zmm21
-	vmovdqa64	%zmm21, %zmm17
-	vpxorq	%zmm26, %zmm2, %zmm2
-	vpxorq	1472(%rdi), %zmm21, %zmm21
-	vmovdqa64	%zmm19, %zmm7
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vmovdqa64	%zmm18, %zmm9
+	vpxorq	%zmm21, %zmm2, %zmm2
+	vpxorq	1280(%rdi), %zmm18, %zmm18
+	vpxorq	%zmm24, %zmm20, %zmm20
+	vmovdqa64	%zmm20, %zmm12
+	vpxorq	%zmm24, %zmm2, %zmm2
+	vpxorq	1344(%rdi), %zmm20, %zmm20
+	vpxorq	%zmm27, %zmm22, %zmm22
+	vmovdqa64	%zmm22, %zmm15
+	vpxorq	%zmm27, %zmm2, %zmm2
+	vpxorq	1408(%rdi), %zmm22, %zmm22
+	vpxorq	%zmm30, %zmm25, %zmm25
+	vmovdqa64	%zmm25, %zmm21
+	vpxorq	%zmm30, %zmm2, %zmm2
+	vpxorq	1472(%rdi), %zmm25, %zmm25
+	vmovdqa64	%zmm23, %zmm11
+	vmovdqa64	%zmm26, %zmm14
+	vmovdqa64	%zmm29, %zmm17
+	vmovdqa64	%zmm31, %zmm19
+	vmovdqa64	%zmm18, %zmm7
+	vmovdqa64	%zmm20, %zmm8
 	vmovdqa64	%zmm22, %zmm10
 	vmovdqa64	%zmm25, %zmm13
-	vmovdqa64	%zmm27, %zmm15
-	vmovdqa64	%zmm14, %zmm3
-	vmovdqa64	%zmm16, %zmm4
-	vmovdqa64	%zmm18, %zmm6
-	vmovdqa64	%zmm21, %zmm9
-	vmovdqa64	%zmm5, %zmm12
-	vmovdqa64	%zmm8, %zmm5
-	vmovdqa64	%zmm11, %zmm8
-	vmovdqa64	%zmm17, %zmm11
+	vmovdqa64	%zmm9, %zmm16
+	vmovdqa64	%zmm12, %zmm9
+	vmovdqa64	%zmm15, %zmm12
+	vmovdqa64	%zmm21, %zmm15
 	jmp	.Laesgen_vaes512_otr_s_seal_pipe_top_2
 .Laesgen_vaes512_otr_s_seal_pipe_drain_2:
-	vpxorq	256(%rdi), %zmm3, %zmm3
-	vpxorq	256(%rdi), %zmm4, %zmm4
-	vpxorq	256(%rdi), %zmm6, %zmm6
-	vpxorq	256(%rdi), %zmm9, %zmm9
-	vaesenc	320(%rdi), %zmm3, %zmm3
-	vaesenc	320(%rdi), %zmm4, %zmm4
-	vaesenc	320(%rdi), %zmm6, %zmm6
-	vaesenc	320(%rdi), %zmm9, %zmm9
-	vaesenc	384(%rdi), %zmm3, %zmm3
-	vaesenc	384(%rdi), %zmm4, %zmm4
-	vaesenc	384(%rdi), %zmm6, %zmm6
-	vaesenc	384(%rdi), %zmm9, %zmm9
-	vaesenc	448(%rdi), %zmm3, %zmm3
-	vaesenc	448(%rdi), %zmm4, %zmm4
-	vaesenc	448(%rdi), %zmm6, %zmm6
-	vaesenc	448(%rdi), %zmm9, %zmm9
-	vaesenc	512(%rdi), %zmm3, %zmm3
-	vaesenc	512(%rdi), %zmm4, %zmm4
-	vaesenc	512(%rdi), %zmm6, %zmm6
-	vaesenc	512(%rdi), %zmm9, %zmm9
-	vaesenc	576(%rdi), %zmm3, %zmm3
-	vaesenc	576(%rdi), %zmm4, %zmm4
-	vaesenc	576(%rdi), %zmm6, %zmm6
-	vaesenc	576(%rdi), %zmm9, %zmm9
-	vaesenc	640(%rdi), %zmm3, %zmm3
-	vaesenc	640(%rdi), %zmm4, %zmm4
-	vaesenc	640(%rdi), %zmm6, %zmm6
-	vaesenc	640(%rdi), %zmm9, %zmm9
-	vaesenc	704(%rdi), %zmm3, %zmm3
-	vaesenc	704(%rdi), %zmm4, %zmm4
-	vaesenc	704(%rdi), %zmm6, %zmm6
-	vaesenc	704(%rdi), %zmm9, %zmm9
-	vaesenc	768(%rdi), %zmm3, %zmm3
-	vaesenc	768(%rdi), %zmm4, %zmm4
-	vaesenc	768(%rdi), %zmm6, %zmm6
-	vaesenc	768(%rdi), %zmm9, %zmm9
-	vaesenc	832(%rdi), %zmm3, %zmm3
-	vaesenc	832(%rdi), %zmm4, %zmm4
-	vaesenc	832(%rdi), %zmm6, %zmm6
-	vaesenc	832(%rdi), %zmm9, %zmm9
-	vaesenclast	896(%rdi), %zmm3, %zmm3
-	vaesenclast	896(%rdi), %zmm4, %zmm4
-	vaesenclast	896(%rdi), %zmm6, %zmm6
-	vaesenclast	896(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm7, %zmm3, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm7
-	vpermi2q	%zmm3, %zmm12, %zmm7
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm14
-	vpermi2q	%zmm3, %zmm12, %zmm14
-	vmovdqu64	%zmm7, (%rcx)
-	vmovdqu64	%zmm14, 64(%rcx)
-	vpxorq	%zmm10, %zmm4, %zmm4
+	vpxorq	256(%rdi), %zmm7, %zmm7
+	vpxorq	256(%rdi), %zmm8, %zmm8
+	vpxorq	256(%rdi), %zmm10, %zmm10
+	vpxorq	256(%rdi), %zmm13, %zmm13
+	vaesenc	320(%rdi), %zmm7, %zmm7
+	vaesenc	320(%rdi), %zmm8, %zmm8
+	vaesenc	320(%rdi), %zmm10, %zmm10
+	vaesenc	320(%rdi), %zmm13, %zmm13
+	vaesenc	384(%rdi), %zmm7, %zmm7
+	vaesenc	384(%rdi), %zmm8, %zmm8
+	vaesenc	384(%rdi), %zmm10, %zmm10
+	vaesenc	384(%rdi), %zmm13, %zmm13
+	vaesenc	448(%rdi), %zmm7, %zmm7
+	vaesenc	448(%rdi), %zmm8, %zmm8
+	vaesenc	448(%rdi), %zmm10, %zmm10
+	vaesenc	448(%rdi), %zmm13, %zmm13
+	vaesenc	512(%rdi), %zmm7, %zmm7
+	vaesenc	512(%rdi), %zmm8, %zmm8
+	vaesenc	512(%rdi), %zmm10, %zmm10
+	vaesenc	512(%rdi), %zmm13, %zmm13
+	vaesenc	576(%rdi), %zmm7, %zmm7
+	vaesenc	576(%rdi), %zmm8, %zmm8
+	vaesenc	576(%rdi), %zmm10, %zmm10
+	vaesenc	576(%rdi), %zmm13, %zmm13
+	vaesenc	640(%rdi), %zmm7, %zmm7
+	vaesenc	640(%rdi), %zmm8, %zmm8
+	vaesenc	640(%rdi), %zmm10, %zmm10
+	vaesenc	640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm7, %zmm7
+	vaesenc	%zmm3, %zmm8, %zmm8
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm7, %zmm7
+	vaesenc	%zmm4, %zmm8, %zmm8
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm8, %zmm8
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenclast	%zmm6, %zmm7, %zmm7
+	vaesenclast	%zmm6, %zmm8, %zmm8
+	vaesenclast	%zmm6, %zmm10, %zmm10
+	vaesenclast	%zmm6, %zmm13, %zmm13
+	vpxorq	%zmm11, %zmm7, %zmm7
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm4, %zmm5, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm7
-	vpermi2q	%zmm4, %zmm5, %zmm7
-	vmovdqu64	%zmm3, 128(%rcx)
-	vmovdqu64	%zmm7, 192(%rcx)
-	vpxorq	%zmm13, %zmm6, %zmm6
-	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm6, %zmm8, %zmm3
+	vpermi2q	%zmm7, %zmm16, %zmm3
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm6, %zmm8, %zmm4
+	vpermi2q	%zmm7, %zmm16, %zmm4
+	vmovdqu64	%zmm3, (%rcx)
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpxorq	%zmm14, %zmm8, %zmm8
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
+	vpermi2q	%zmm8, %zmm9, %zmm3
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
+	vpermi2q	%zmm8, %zmm9, %zmm4
+	vmovdqu64	%zmm3, 128(%rcx)
+	vmovdqu64	%zmm4, 192(%rcx)
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
+	vpermi2q	%zmm10, %zmm12, %zmm3
+	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
+	vpermi2q	%zmm10, %zmm12, %zmm4
 	vmovdqu64	%zmm3, 256(%rcx)
 	vmovdqu64	%zmm4, 320(%rcx)
-	vpxorq	%zmm15, %zmm9, %zmm9
+	vpxorq	%zmm19, %zmm13, %zmm13
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm9, %zmm11, %zmm3
+	vpermi2q	%zmm13, %zmm15, %zmm3
 	vmovdqu64	.Laesgen_vaes512_otr_s_seal_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm9, %zmm11, %zmm4
+	vpermi2q	%zmm13, %zmm15, %zmm4
 	vmovdqu64	%zmm3, 384(%rcx)
 	vmovdqu64	%zmm4, 448(%rcx)
 	addq	$512, %rcx
@@ -3067,6 +3075,10 @@ aesgen_vaes512_otr_s_seal:
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%rbx
 	.cfi_remember_state
@@ -3088,6 +3100,10 @@ aesgen_vaes512_otr_s_seal:
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%rbx
 	.cfi_remember_state
@@ -3457,470 +3473,474 @@ aesgen_vaes512_otr_s_open:
 	vpxorq	%zmm2, %zmm2, %zmm2
 	cmpq	$512, %rsi
 	jb	.Laesgen_vaes512_otr_s_open_pipe_none
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm1, %zmm3
-	vpsllq	$4, %zmm1, %zmm4
-	vpsrlq	$60, %zmm1, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm5, %zmm5
-	vpternlogd	$150, %zmm5, %zmm6, %zmm4
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm4, %zmm4
-	valignq	$2, %zmm3, %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm5
-	vmovdqu64	%zmm3, 1280(%rdi)
-	vmovdqu64	(%r9), %zmm3
-	vmovdqu64	64(%r9), %zmm6
-	vshufi32x4	$136, %zmm6, %zmm3, %zmm7
-	vshufi32x4	$221, %zmm6, %zmm3, %zmm3
-	vpxorq	%zmm7, %zmm5, %zmm5
-	vpsllq	$8, %zmm1, %zmm6
-	vpsrlq	$56, %zmm1, %zmm8
-	vpslldq	$8, %zmm8, %zmm9
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm8, %zmm8
-	vpternlogd	$150, %zmm8, %zmm9, %zmm6
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm6, %zmm6
-	valignq	$2, %zmm4, %zmm6, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm8
-	vmovdqu64	%zmm4, 1344(%rdi)
-	vmovdqu64	128(%r9), %zmm4
-	vmovdqu64	192(%r9), %zmm9
-	vshufi32x4	$136, %zmm9, %zmm4, %zmm10
-	vshufi32x4	$221, %zmm9, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpsllq	$12, %zmm1, %zmm9
-	vpsrlq	$52, %zmm1, %zmm11
-	vpslldq	$8, %zmm11, %zmm12
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm11, %zmm11
-	vpternlogd	$150, %zmm11, %zmm12, %zmm9
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm9, %zmm9
-	valignq	$2, %zmm6, %zmm9, %zmm11
-	vpxorq	%zmm11, %zmm6, %zmm11
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	256(%r9), %zmm6
-	vmovdqu64	320(%r9), %zmm12
-	vshufi32x4	$136, %zmm12, %zmm6, %zmm13
-	vshufi32x4	$221, %zmm12, %zmm6, %zmm6
-	vpxorq	%zmm13, %zmm11, %zmm11
-	vpsllq	$16, %zmm1, %zmm12
+	vmovdqu64	960(%rdi), %zmm3
+	vmovdqu64	1024(%rdi), %zmm4
+	vmovdqu64	1088(%rdi), %zmm5
+	vmovdqu64	1152(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm1, %zmm7
+	vpsllq	$4, %zmm1, %zmm8
+	vpsrlq	$60, %zmm1, %zmm9
+	vpslldq	$8, %zmm9, %zmm10
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm8, %zmm8
+	valignq	$2, %zmm7, %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm7, %zmm9
+	vmovdqu64	%zmm7, 1280(%rdi)
+	vmovdqu64	(%r9), %zmm7
+	vmovdqu64	64(%r9), %zmm10
+	vshufi32x4	$136, %zmm10, %zmm7, %zmm11
+	vshufi32x4	$221, %zmm10, %zmm7, %zmm7
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpsllq	$8, %zmm1, %zmm10
+	vpsrlq	$56, %zmm1, %zmm12
+	vpslldq	$8, %zmm12, %zmm13
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm10, %zmm10
+	valignq	$2, %zmm8, %zmm10, %zmm12
+	vpxorq	%zmm12, %zmm8, %zmm12
+	vmovdqu64	%zmm8, 1344(%rdi)
+	vmovdqu64	128(%r9), %zmm8
+	vmovdqu64	192(%r9), %zmm13
+	vshufi32x4	$136, %zmm13, %zmm8, %zmm14
+	vshufi32x4	$221, %zmm13, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpsllq	$12, %zmm1, %zmm13
+	vpsrlq	$52, %zmm1, %zmm15
+	vpslldq	$8, %zmm15, %zmm16
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm13, %zmm13
+	valignq	$2, %zmm10, %zmm13, %zmm15
+	vpxorq	%zmm15, %zmm10, %zmm15
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	256(%r9), %zmm10
+	vmovdqu64	320(%r9), %zmm16
+	vshufi32x4	$136, %zmm16, %zmm10, %zmm17
+	vshufi32x4	$221, %zmm16, %zmm10, %zmm10
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpsllq	$16, %zmm1, %zmm16
 	vpsrlq	$48, %zmm1, %zmm1
-	vpslldq	$8, %zmm1, %zmm14
+	vpslldq	$8, %zmm1, %zmm18
 	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm1, %zmm1
-	vpternlogd	$150, %zmm1, %zmm14, %zmm12
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm12, %zmm1
-	valignq	$2, %zmm9, %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm9, %zmm1
-	vmovdqu64	%zmm9, 1472(%rdi)
-	vmovdqu64	384(%r9), %zmm9
-	vmovdqu64	448(%r9), %zmm14
-	vshufi32x4	$136, %zmm14, %zmm9, %zmm15
-	vshufi32x4	$221, %zmm14, %zmm9, %zmm9
-	vpxorq	%zmm15, %zmm1, %zmm14
-	vmovdqa64	%zmm12, %zmm1
+	vpternlogd	$150, %zmm1, %zmm18, %zmm16
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm16, %zmm1
+	valignq	$2, %zmm13, %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm13, %zmm1
+	vmovdqu64	%zmm13, 1472(%rdi)
+	vmovdqu64	384(%r9), %zmm13
+	vmovdqu64	448(%r9), %zmm18
+	vshufi32x4	$136, %zmm18, %zmm13, %zmm19
+	vshufi32x4	$221, %zmm18, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm1, %zmm18
+	vmovdqa64	%zmm16, %zmm1
 	addq	$512, %r9
 	subq	$512, %rsi
-	vpxorq	256(%rdi), %zmm5, %zmm5
-	vpxorq	256(%rdi), %zmm8, %zmm8
-	vpxorq	256(%rdi), %zmm11, %zmm11
-	vpxorq	256(%rdi), %zmm14, %zmm14
-	vaesenc	320(%rdi), %zmm5, %zmm5
-	vaesenc	320(%rdi), %zmm8, %zmm8
-	vaesenc	320(%rdi), %zmm11, %zmm11
-	vaesenc	320(%rdi), %zmm14, %zmm14
-	vaesenc	384(%rdi), %zmm5, %zmm5
-	vaesenc	384(%rdi), %zmm8, %zmm8
-	vaesenc	384(%rdi), %zmm11, %zmm11
-	vaesenc	384(%rdi), %zmm14, %zmm14
-	vaesenc	448(%rdi), %zmm5, %zmm5
-	vaesenc	448(%rdi), %zmm8, %zmm8
-	vaesenc	448(%rdi), %zmm11, %zmm11
-	vaesenc	448(%rdi), %zmm14, %zmm14
-	vaesenc	512(%rdi), %zmm5, %zmm5
-	vaesenc	512(%rdi), %zmm8, %zmm8
-	vaesenc	512(%rdi), %zmm11, %zmm11
-	vaesenc	512(%rdi), %zmm14, %zmm14
-	vaesenc	576(%rdi), %zmm5, %zmm5
-	vaesenc	576(%rdi), %zmm8, %zmm8
-	vaesenc	576(%rdi), %zmm11, %zmm11
-	vaesenc	576(%rdi), %zmm14, %zmm14
-	vaesenc	640(%rdi), %zmm5, %zmm5
-	vaesenc	640(%rdi), %zmm8, %zmm8
-	vaesenc	640(%rdi), %zmm11, %zmm11
-	vaesenc	640(%rdi), %zmm14, %zmm14
-	vaesenc	704(%rdi), %zmm5, %zmm5
-	vaesenc	704(%rdi), %zmm8, %zmm8
-	vaesenc	704(%rdi), %zmm11, %zmm11
-	vaesenc	704(%rdi), %zmm14, %zmm14
-	vaesenc	768(%rdi), %zmm5, %zmm5
-	vaesenc	768(%rdi), %zmm8, %zmm8
-	vaesenc	768(%rdi), %zmm11, %zmm11
-	vaesenc	768(%rdi), %zmm14, %zmm14
-	vaesenc	832(%rdi), %zmm5, %zmm5
-	vaesenc	832(%rdi), %zmm8, %zmm8
-	vaesenc	832(%rdi), %zmm11, %zmm11
-	vaesenc	832(%rdi), %zmm14, %zmm14
-	vaesenc	896(%rdi), %zmm5, %zmm5
-	vaesenc	896(%rdi), %zmm8, %zmm8
-	vaesenc	896(%rdi), %zmm11, %zmm11
-	vaesenc	896(%rdi), %zmm14, %zmm14
-	vaesenc	960(%rdi), %zmm5, %zmm5
-	vaesenc	960(%rdi), %zmm8, %zmm8
-	vaesenc	960(%rdi), %zmm11, %zmm11
-	vaesenc	960(%rdi), %zmm14, %zmm14
-	vaesenc	1024(%rdi), %zmm5, %zmm5
-	vaesenc	1024(%rdi), %zmm8, %zmm8
-	vaesenc	1024(%rdi), %zmm11, %zmm11
-	vaesenc	1024(%rdi), %zmm14, %zmm14
-	vaesenc	1088(%rdi), %zmm5, %zmm5
-	vaesenc	1088(%rdi), %zmm8, %zmm8
-	vaesenc	1088(%rdi), %zmm11, %zmm11
-	vaesenc	1088(%rdi), %zmm14, %zmm14
-	vaesenclast	1152(%rdi), %zmm5, %zmm5
-	vaesenclast	1152(%rdi), %zmm8, %zmm8
-	vaesenclast	1152(%rdi), %zmm11, %zmm11
-	vaesenclast	1152(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vmovdqa64	%zmm5, %zmm3
-	vpxorq	1280(%rdi), %zmm5, %zmm5
-	vpxorq	%zmm4, %zmm8, %zmm8
-	vmovdqa64	%zmm8, %zmm4
-	vpxorq	1344(%rdi), %zmm8, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm11
-	vmovdqa64	%zmm11, %zmm6
-	vpxorq	1408(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm9, %zmm14, %zmm14
-	vmovdqa64	%zmm14, %zmm9
-	vpxorq	1472(%rdi), %zmm14, %zmm14
+	vpxorq	256(%rdi), %zmm9, %zmm9
+	vpxorq	256(%rdi), %zmm12, %zmm12
+	vpxorq	256(%rdi), %zmm15, %zmm15
+	vpxorq	256(%rdi), %zmm18, %zmm18
+	vaesenc	320(%rdi), %zmm9, %zmm9
+	vaesenc	320(%rdi), %zmm12, %zmm12
+	vaesenc	320(%rdi), %zmm15, %zmm15
+	vaesenc	320(%rdi), %zmm18, %zmm18
+	vaesenc	384(%rdi), %zmm9, %zmm9
+	vaesenc	384(%rdi), %zmm12, %zmm12
+	vaesenc	384(%rdi), %zmm15, %zmm15
+	vaesenc	384(%rdi), %zmm18, %zmm18
+	vaesenc	448(%rdi), %zmm9, %zmm9
+	vaesenc	448(%rdi), %zmm12, %zmm12
+	vaesenc	448(%rdi), %zmm15, %zmm15
+	vaesenc	448(%rdi), %zmm18, %zmm18
+	vaesenc	512(%rdi), %zmm9, %zmm9
+	vaesenc	512(%rdi), %zmm12, %zmm12
+	vaesenc	512(%rdi), %zmm15, %zmm15
+	vaesenc	512(%rdi), %zmm18, %zmm18
+	vaesenc	576(%rdi), %zmm9, %zmm9
+	vaesenc	576(%rdi), %zmm12, %zmm12
+	vaesenc	576(%rdi), %zmm15, %zmm15
+	vaesenc	576(%rdi), %zmm18, %zmm18
+	vaesenc	640(%rdi), %zmm9, %zmm9
+	vaesenc	640(%rdi), %zmm12, %zmm12
+	vaesenc	640(%rdi), %zmm15, %zmm15
+	vaesenc	640(%rdi), %zmm18, %zmm18
+	vaesenc	704(%rdi), %zmm9, %zmm9
+	vaesenc	704(%rdi), %zmm12, %zmm12
+	vaesenc	704(%rdi), %zmm15, %zmm15
+	vaesenc	704(%rdi), %zmm18, %zmm18
+	vaesenc	768(%rdi), %zmm9, %zmm9
+	vaesenc	768(%rdi), %zmm12, %zmm12
+	vaesenc	768(%rdi), %zmm15, %zmm15
+	vaesenc	768(%rdi), %zmm18, %zmm18
+	vaesenc	832(%rdi), %zmm9, %zmm9
+	vaesenc	832(%rdi), %zmm12, %zmm12
+	vaesenc	832(%rdi), %zmm15, %zmm15
+	vaesenc	832(%rdi), %zmm18, %zmm18
+	vaesenc	896(%rdi), %zmm9, %zmm9
+	vaesenc	896(%rdi), %zmm12, %zmm12
+	vaesenc	896(%rdi), %zmm15, %zmm15
+	vaesenc	896(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenclast	%zmm6, %zmm9, %zmm9
+	vaesenclast	%zmm6, %zmm12, %zmm12
+	vaesenclast	%zmm6, %zmm15, %zmm15
+	vaesenclast	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vmovdqa64	%zmm9, %zmm7
+	vpxorq	1280(%rdi), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vmovdqa64	%zmm12, %zmm8
+	vpxorq	1344(%rdi), %zmm12, %zmm12
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vmovdqa64	%zmm15, %zmm10
+	vpxorq	1408(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm13, %zmm18, %zmm18
+	vmovdqa64	%zmm18, %zmm13
+	vpxorq	1472(%rdi), %zmm18, %zmm18
 .Laesgen_vaes512_otr_s_open_pipe_top:
 	cmpq	$512, %rsi
 	jb	.Laesgen_vaes512_otr_s_open_pipe_drain
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm1, %zmm12
-	vpsllq	$4, %zmm1, %zmm16
-	vpsrlq	$60, %zmm1, %zmm17
-	vpslldq	$8, %zmm17, %zmm18
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm16, %zmm16
-	valignq	$2, %zmm12, %zmm16, %zmm17
-	vpxorq	%zmm17, %zmm12, %zmm17
-	vmovdqu64	%zmm12, 1280(%rdi)
-	vmovdqu64	(%r9), %zmm12
-	vmovdqu64	64(%r9), %zmm18
-	vshufi32x4	$136, %zmm18, %zmm12, %zmm19
-	vshufi32x4	$221, %zmm18, %zmm12, %zmm12
-	vpxorq	%zmm19, %zmm17, %zmm17
-	vpsllq	$8, %zmm1, %zmm18
-	vpsrlq	$56, %zmm1, %zmm20
-	vpslldq	$8, %zmm20, %zmm21
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm20, %zmm20
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm18, %zmm18
-	valignq	$2, %zmm16, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm16, %zmm20
-	vmovdqu64	%zmm16, 1344(%rdi)
-	vmovdqu64	128(%r9), %zmm16
-	vmovdqu64	192(%r9), %zmm21
-	vshufi32x4	$136, %zmm21, %zmm16, %zmm22
-	vshufi32x4	$221, %zmm21, %zmm16, %zmm16
-	vpxorq	%zmm22, %zmm20, %zmm20
-	vpsllq	$12, %zmm1, %zmm21
-	vpsrlq	$52, %zmm1, %zmm23
-	vpslldq	$8, %zmm23, %zmm24
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm23, %zmm23
-	vpternlogd	$150, %zmm23, %zmm24, %zmm21
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm21, %zmm21
-	valignq	$2, %zmm18, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm18, %zmm23
-	vmovdqu64	%zmm18, 1408(%rdi)
-	vmovdqu64	256(%r9), %zmm18
-	vmovdqu64	320(%r9), %zmm24
-	vshufi32x4	$136, %zmm24, %zmm18, %zmm25
-	vshufi32x4	$221, %zmm24, %zmm18, %zmm18
-	vpxorq	%zmm25, %zmm23, %zmm23
-	vpsllq	$16, %zmm1, %zmm24
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm1, %zmm16
+	vpsllq	$4, %zmm1, %zmm20
+	vpsrlq	$60, %zmm1, %zmm21
+	vpslldq	$8, %zmm21, %zmm22
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm20, %zmm20
+	valignq	$2, %zmm16, %zmm20, %zmm21
+	vpxorq	%zmm21, %zmm16, %zmm21
+	vmovdqu64	%zmm16, 1280(%rdi)
+	vmovdqu64	(%r9), %zmm16
+	vmovdqu64	64(%r9), %zmm22
+	vshufi32x4	$136, %zmm22, %zmm16, %zmm23
+	vshufi32x4	$221, %zmm22, %zmm16, %zmm16
+	vpxorq	%zmm23, %zmm21, %zmm21
+	vpsllq	$8, %zmm1, %zmm22
+	vpsrlq	$56, %zmm1, %zmm24
+	vpslldq	$8, %zmm24, %zmm25
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm24, %zmm24
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm22, %zmm22
+	valignq	$2, %zmm20, %zmm22, %zmm24
+	vpxorq	%zmm24, %zmm20, %zmm24
+	vmovdqu64	%zmm20, 1344(%rdi)
+	vmovdqu64	128(%r9), %zmm20
+	vmovdqu64	192(%r9), %zmm25
+	vshufi32x4	$136, %zmm25, %zmm20, %zmm26
+	vshufi32x4	$221, %zmm25, %zmm20, %zmm20
+	vpxorq	%zmm26, %zmm24, %zmm24
+	vpsllq	$12, %zmm1, %zmm25
+	vpsrlq	$52, %zmm1, %zmm27
+	vpslldq	$8, %zmm27, %zmm28
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm25
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm25, %zmm25
+	valignq	$2, %zmm22, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm22, %zmm27
+	vmovdqu64	%zmm22, 1408(%rdi)
+	vmovdqu64	256(%r9), %zmm22
+	vmovdqu64	320(%r9), %zmm28
+	vshufi32x4	$136, %zmm28, %zmm22, %zmm29
+	vshufi32x4	$221, %zmm28, %zmm22, %zmm22
+	vpxorq	%zmm29, %zmm27, %zmm27
+	vpsllq	$16, %zmm1, %zmm28
 	vpsrlq	$48, %zmm1, %zmm1
-	vpslldq	$8, %zmm1, %zmm26
+	vpslldq	$8, %zmm1, %zmm30
 	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm1, %zmm1
-	vpternlogd	$150, %zmm1, %zmm26, %zmm24
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm24, %zmm1
-	valignq	$2, %zmm21, %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm21, %zmm1
-	vmovdqu64	%zmm21, 1472(%rdi)
-	vmovdqu64	384(%r9), %zmm21
-	vmovdqu64	448(%r9), %zmm26
-	vshufi32x4	$136, %zmm26, %zmm21, %zmm27
-	vshufi32x4	$221, %zmm26, %zmm21, %zmm21
-	vpxorq	%zmm27, %zmm1, %zmm26
-	vmovdqa64	%zmm24, %zmm1
+	vpternlogd	$150, %zmm1, %zmm30, %zmm28
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm28, %zmm1
+	valignq	$2, %zmm25, %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm25, %zmm1
+	vmovdqu64	%zmm25, 1472(%rdi)
+	vmovdqu64	384(%r9), %zmm25
+	vmovdqu64	448(%r9), %zmm30
+	vshufi32x4	$136, %zmm30, %zmm25, %zmm31
+	vshufi32x4	$221, %zmm30, %zmm25, %zmm25
+	vpxorq	%zmm31, %zmm1, %zmm30
+	vmovdqa64	%zmm28, %zmm1
 	addq	$512, %r9
 	subq	$512, %rsi
-	vpxorq	256(%rdi), %zmm17, %zmm17
-	vpxorq	256(%rdi), %zmm5, %zmm5
-	vpxorq	256(%rdi), %zmm20, %zmm20
-	vpxorq	256(%rdi), %zmm8, %zmm8
-	vpxorq	256(%rdi), %zmm23, %zmm23
-	vpxorq	256(%rdi), %zmm11, %zmm11
-	vpxorq	256(%rdi), %zmm26, %zmm26
-	vpxorq	256(%rdi), %zmm14, %zmm14
-	vaesenc	320(%rdi), %zmm17, %zmm17
-	vaesenc	320(%rdi), %zmm5, %zmm5
-	vaesenc	320(%rdi), %zmm20, %zmm20
-	vaesenc	320(%rdi), %zmm8, %zmm8
-	vaesenc	320(%rdi), %zmm23, %zmm23
-	vaesenc	320(%rdi), %zmm11, %zmm11
-	vaesenc	320(%rdi), %zmm26, %zmm26
-	vaesenc	320(%rdi), %zmm14, %zmm14
-	vaesenc	384(%rdi), %zmm17, %zmm17
-	vaesenc	384(%rdi), %zmm5, %zmm5
-	vaesenc	384(%rdi), %zmm20, %zmm20
-	vaesenc	384(%rdi), %zmm8, %zmm8
-	vaesenc	384(%rdi), %zmm23, %zmm23
-	vaesenc	384(%rdi), %zmm11, %zmm11
-	vaesenc	384(%rdi), %zmm26, %zmm26
-	vaesenc	384(%rdi), %zmm14, %zmm14
-	vaesenc	448(%rdi), %zmm17, %zmm17
-	vaesenc	448(%rdi), %zmm5, %zmm5
-	vaesenc	448(%rdi), %zmm20, %zmm20
-	vaesenc	448(%rdi), %zmm8, %zmm8
-	vaesenc	448(%rdi), %zmm23, %zmm23
-	vaesenc	448(%rdi), %zmm11, %zmm11
-	vaesenc	448(%rdi), %zmm26, %zmm26
-	vaesenc	448(%rdi), %zmm14, %zmm14
-	vaesenc	512(%rdi), %zmm17, %zmm17
-	vaesenc	512(%rdi), %zmm5, %zmm5
-	vaesenc	512(%rdi), %zmm20, %zmm20
-	vaesenc	512(%rdi), %zmm8, %zmm8
-	vaesenc	512(%rdi), %zmm23, %zmm23
-	vaesenc	512(%rdi), %zmm11, %zmm11
-	vaesenc	512(%rdi), %zmm26, %zmm26
-	vaesenc	512(%rdi), %zmm14, %zmm14
-	vaesenc	576(%rdi), %zmm17, %zmm17
-	vaesenc	576(%rdi), %zmm5, %zmm5
-	vaesenc	576(%rdi), %zmm20, %zmm20
-	vaesenc	576(%rdi), %zmm8, %zmm8
-	vaesenc	576(%rdi), %zmm23, %zmm23
-	vaesenc	576(%rdi), %zmm11, %zmm11
-	vaesenc	576(%rdi), %zmm26, %zmm26
-	vaesenc	576(%rdi), %zmm14, %zmm14
-	vaesenc	640(%rdi), %zmm17, %zmm17
-	vaesenc	640(%rdi), %zmm5, %zmm5
-	vaesenc	640(%rdi), %zmm20, %zmm20
-	vaesenc	640(%rdi), %zmm8, %zmm8
-	vaesenc	640(%rdi), %zmm23, %zmm23
-	vaesenc	640(%rdi), %zmm11, %zmm11
-	vaesenc	640(%rdi), %zmm26, %zmm26
-	vaesenc	640(%rdi), %zmm14, %zmm14
-	vaesenc	704(%rdi), %zmm17, %zmm17
-	vaesenc	704(%rdi), %zmm5, %zmm5
-	vaesenc	704(%rdi), %zmm20, %zmm20
-	vaesenc	704(%rdi), %zmm8, %zmm8
-	vaesenc	704(%rdi), %zmm23, %zmm23
-	vaesenc	704(%rdi), %zmm11, %zmm11
-	vaesenc	704(%rdi), %zmm26, %zmm26
-	vaesenc	704(%rdi), %zmm14, %zmm14
-	vaesenc	768(%rdi), %zmm17, %zmm17
-	vaesenc	768(%rdi), %zmm5, %zmm5
-	vaesenc	768(%rdi), %zmm20, %zmm20
-	vaesenc	768(%rdi), %zmm8, %zmm8
-	vaesenc	768(%rdi), %zmm23, %zmm23
-	vaesenc	768(%rdi), %zmm11, %zmm11
-	vaesenc	768(%rdi), %zmm26, %zmm26
-	vaesenc	768(%rdi), %zmm14, %zmm14
-	vaesenc	832(%rdi), %zmm17, %zmm17
-	vaesenc	832(%rdi), %zmm5, %zmm5
-	vaesenc	832(%rdi), %zmm20, %zmm20
-	vaesenc	832(%rdi), %zmm8, %zmm8
-	vaesenc	832(%rdi), %zmm23, %zmm23
-	vaesenc	832(%rdi), %zmm11, %zmm11
-	vaesenc	832(%rdi), %zmm26, %zmm26
-	vaesenc	832(%rdi), %zmm14, %zmm14
-	vaesenc	896(%rdi), %zmm17, %zmm17
-	vaesenc	896(%rdi), %zmm5, %zmm5
-	vaesenc	896(%rdi), %zmm20, %zmm20
-	vaesenc	896(%rdi), %zmm8, %zmm8
-	vaesenc	896(%rdi), %zmm23, %zmm23
-	vaesenc	896(%rdi), %zmm11, %zmm11
-	vaesenc	896(%rdi), %zmm26, %zmm26
-	vaesenc	896(%rdi), %zmm14, %zmm14
-	vaesenc	960(%rdi), %zmm17, %zmm17
-	vaesenc	960(%rdi), %zmm5, %zmm5
-	vaesenc	960(%rdi), %zmm20, %zmm20
-	vaesenc	960(%rdi), %zmm8, %zmm8
-	vaesenc	960(%rdi), %zmm23, %zmm23
-	vaesenc	960(%rdi), %zmm11, %zmm11
-	vaesenc	960(%rdi), %zmm26, %zmm26
-	vaesenc	960(%rdi), %zmm14, %zmm14
-	vaesenc	1024(%rdi), %zmm17, %zmm17
-	vaesenc	1024(%rdi), %zmm5, %zmm5
-	vaesenc	1024(%rdi), %zmm20, %zmm20
-	vaesenc	1024(%rdi), %zmm8, %zmm8
-	vaesenc	1024(%rdi), %zmm23, %zmm23
-	vaesenc	1024(%rdi), %zmm11, %zmm11
-	vaesenc	1024(%rdi), %zmm26, %zmm26
-	vaesenc	1024(%rdi), %zmm14, %zmm14
-	vaesenc	1088(%rdi), %zmm17, %zmm17
-	vaesenc	1088(%rdi), %zmm5, %zmm5
-	vaesenc	1088(%rdi), %zmm20, %zmm20
-	vaesenc	1088(%rdi), %zmm8, %zmm8
-	vaesenc	1088(%rdi), %zmm23, %zmm23
-	vaesenc	1088(%rdi), %zmm11, %zmm11
-	vaesenc	1088(%rdi), %zmm26, %zmm26
-	vaesenc	1088(%rdi), %zmm14, %zmm14
-	vaesenclast	1152(%rdi), %zmm17, %zmm17
-	vaesenclast	1152(%rdi), %zmm5, %zmm5
-	vaesenclast	1152(%rdi), %zmm20, %zmm20
-	vaesenclast	1152(%rdi), %zmm8, %zmm8
-	vaesenclast	1152(%rdi), %zmm23, %zmm23
-	vaesenclast	1152(%rdi), %zmm11, %zmm11
-	vaesenclast	1152(%rdi), %zmm26, %zmm26
-	vaesenclast	1152(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm7, %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	256(%rdi), %zmm21, %zmm21
+	vpxorq	256(%rdi), %zmm9, %zmm9
+	vpxorq	256(%rdi), %zmm24, %zmm24
+	vpxorq	256(%rdi), %zmm12, %zmm12
+	vpxorq	256(%rdi), %zmm27, %zmm27
+	vpxorq	256(%rdi), %zmm15, %zmm15
+	vpxorq	256(%rdi), %zmm30, %zmm30
+	vpxorq	256(%rdi), %zmm18, %zmm18
+	vaesenc	320(%rdi), %zmm21, %zmm21
+	vaesenc	320(%rdi), %zmm9, %zmm9
+	vaesenc	320(%rdi), %zmm24, %zmm24
+	vaesenc	320(%rdi), %zmm12, %zmm12
+	vaesenc	320(%rdi), %zmm27, %zmm27
+	vaesenc	320(%rdi), %zmm15, %zmm15
+	vaesenc	320(%rdi), %zmm30, %zmm30
+	vaesenc	320(%rdi), %zmm18, %zmm18
+	vaesenc	384(%rdi), %zmm21, %zmm21
+	vaesenc	384(%rdi), %zmm9, %zmm9
+	vaesenc	384(%rdi), %zmm24, %zmm24
+	vaesenc	384(%rdi), %zmm12, %zmm12
+	vaesenc	384(%rdi), %zmm27, %zmm27
+	vaesenc	384(%rdi), %zmm15, %zmm15
+	vaesenc	384(%rdi), %zmm30, %zmm30
+	vaesenc	384(%rdi), %zmm18, %zmm18
+	vaesenc	448(%rdi), %zmm21, %zmm21
+	vaesenc	448(%rdi), %zmm9, %zmm9
+	vaesenc	448(%rdi), %zmm24, %zmm24
+	vaesenc	448(%rdi), %zmm12, %zmm12
+	vaesenc	448(%rdi), %zmm27, %zmm27
+	vaesenc	448(%rdi), %zmm15, %zmm15
+	vaesenc	448(%rdi), %zmm30, %zmm30
+	vaesenc	448(%rdi), %zmm18, %zmm18
+	vaesenc	512(%rdi), %zmm21, %zmm21
+	vaesenc	512(%rdi), %zmm9, %zmm9
+	vaesenc	512(%rdi), %zmm24, %zmm24
+	vaesenc	512(%rdi), %zmm12, %zmm12
+	vaesenc	512(%rdi), %zmm27, %zmm27
+	vaesenc	512(%rdi), %zmm15, %zmm15
+	vaesenc	512(%rdi), %zmm30, %zmm30
+	vaesenc	512(%rdi), %zmm18, %zmm18
+	vaesenc	576(%rdi), %zmm21, %zmm21
+	vaesenc	576(%rdi), %zmm9, %zmm9
+	vaesenc	576(%rdi), %zmm24, %zmm24
+	vaesenc	576(%rdi), %zmm12, %zmm12
+	vaesenc	576(%rdi), %zmm27, %zmm27
+	vaesenc	576(%rdi), %zmm15, %zmm15
+	vaesenc	576(%rdi), %zmm30, %zmm30
+	vaesenc	576(%rdi), %zmm18, %zmm18
+	vaesenc	640(%rdi), %zmm21, %zmm21
+	vaesenc	640(%rdi), %zmm9, %zmm9
+	vaesenc	640(%rdi), %zmm24, %zmm24
+	vaesenc	640(%rdi), %zmm12, %zmm12
+	vaesenc	640(%rdi), %zmm27, %zmm27
+	vaesenc	640(%rdi), %zmm15, %zmm15
+	vaesenc	640(%rdi), %zmm30, %zmm30
+	vaesenc	640(%rdi), %zmm18, %zmm18
+	vaesenc	704(%rdi), %zmm21, %zmm21
+	vaesenc	704(%rdi), %zmm9, %zmm9
+	vaesenc	704(%rdi), %zmm24, %zmm24
+	vaesenc	704(%rdi), %zmm12, %zmm12
+	vaesenc	704(%rdi), %zmm27, %zmm27
+	vaesenc	704(%rdi), %zmm15, %zmm15
+	vaesenc	704(%rdi), %zmm30, %zmm30
+	vaesenc	704(%rdi), %zmm18, %zmm18
+	vaesenc	768(%rdi), %zmm21, %zmm21
+	vaesenc	768(%rdi), %zmm9, %zmm9
+	vaesenc	768(%rdi), %zmm24, %zmm24
+	vaesenc	768(%rdi), %zmm12, %zmm12
+	vaesenc	768(%rdi), %zmm27, %zmm27
+	vaesenc	768(%rdi), %zmm15, %zmm15
+	vaesenc	768(%rdi), %zmm30, %zmm30
+	vaesenc	768(%rdi), %zmm18, %zmm18
+	vaesenc	832(%rdi), %zmm21, %zmm21
+	vaesenc	832(%rdi), %zmm9, %zmm9
+	vaesenc	832(%rdi), %zmm24, %zmm24
+	vaesenc	832(%rdi), %zmm12, %zmm12
+	vaesenc	832(%rdi), %zmm27, %zmm27
+	vaesenc	832(%rdi), %zmm15, %zmm15
+	vaesenc	832(%rdi), %zmm30, %zmm30
+	vaesenc	832(%rdi), %zmm18, %zmm18
+	vaesenc	896(%rdi), %zmm21, %zmm21
+	vaesenc	896(%rdi), %zmm9, %zmm9
+	vaesenc	896(%rdi), %zmm24, %zmm24
+	vaesenc	896(%rdi), %zmm12, %zmm12
+	vaesenc	896(%rdi), %zmm27, %zmm27
+	vaesenc	896(%rdi), %zmm15, %zmm15
+	vaesenc	896(%rdi), %zmm30, %zmm30
+	vaesenc	896(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm27, %zmm27
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm30, %zmm30
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm27, %zmm27
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm30, %zmm30
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm30, %zmm30
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenclast	%zmm6, %zmm21, %zmm21
+	vaesenclast	%zmm6, %zmm9, %zmm9
+	vaesenclast	%zmm6, %zmm24, %zmm24
+	vaesenclast	%zmm6, %zmm12, %zmm12
+	vaesenclast	%zmm6, %zmm27, %zmm27
+	vaesenclast	%zmm6, %zmm15, %zmm15
+	vaesenclast	%zmm6, %zmm30, %zmm30
+	vaesenclast	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm11
+	vpermi2q	%zmm9, %zmm7, %zmm11
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm28
+	vpermi2q	%zmm9, %zmm7, %zmm28
+	vmovdqu64	%zmm11, (%rdx)
+	vmovdqu64	%zmm28, 64(%rdx)
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm2, %zmm2
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm7
-	vpermi2q	%zmm5, %zmm3, %zmm7
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm24
-	vpermi2q	%zmm5, %zmm3, %zmm24
-	vmovdqu64	%zmm7, (%rdx)
-	vmovdqu64	%zmm24, 64(%rdx)
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm8, %zmm4, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm5
-	vpermi2q	%zmm8, %zmm4, %zmm5
-	vmovdqu64	%zmm3, 128(%rdx)
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	%zmm13, %zmm11, %zmm11
-	vpxorq	%zmm11, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm11, %zmm6, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm11, %zmm6, %zmm4
-	vmovdqu64	%zmm3, 256(%rdx)
-	vmovdqu64	%zmm4, 320(%rdx)
-	vpxorq	%zmm15, %zmm14, %zmm14
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm14, %zmm9, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm14, %zmm9, %zmm4
-	vmovdqu64	%zmm3, 384(%rdx)
-	vmovdqu64	%zmm4, 448(%rdx)
+	vpermi2q	%zmm12, %zmm8, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm9
+	vpermi2q	%zmm12, %zmm8, %zmm9
+	vmovdqu64	%zmm7, 128(%rdx)
+	vmovdqu64	%zmm9, 192(%rdx)
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm7
+	vpermi2q	%zmm15, %zmm10, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm8
+	vpermi2q	%zmm15, %zmm10, %zmm8
+	vmovdqu64	%zmm7, 256(%rdx)
+	vmovdqu64	%zmm8, 320(%rdx)
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm18, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm7
+	vpermi2q	%zmm18, %zmm13, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm8
+	vpermi2q	%zmm18, %zmm13, %zmm8
+	vmovdqu64	%zmm7, 384(%rdx)
+	vmovdqu64	%zmm8, 448(%rdx)
 	addq	$512, %rdx
-	vpxorq	%zmm12, %zmm17, %zmm17
-	vmovdqa64	%zmm17, %zmm3
-	vpxorq	1280(%rdi), %zmm17, %zmm17
-	vpxorq	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm20, %zmm4
-	vpxorq	1344(%rdi), %zmm20, %zmm20
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vmovdqa64	%zmm23, %zmm6
-	vpxorq	1408(%rdi), %zmm23, %zmm23
-	vpxorq	%zmm21, %zmm26, %zmm26
-	vmovdqa64	%zmm26, %zmm9
-	vpxorq	1472(%rdi), %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm7
-	vmovdqa64	%zmm22, %zmm10
-	vmovdqa64	%zmm25, %zmm13
-	vmovdqa64	%zmm27, %zmm15
-	vmovdqa64	%zmm17, %zmm5
-	vmovdqa64	%zmm20, %zmm8
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm21, %zmm7
+	vpxorq	1280(%rdi), %zmm21, %zmm21
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vmovdqa64	%zmm24, %zmm8
+	vpxorq	1344(%rdi), %zmm24, %zmm24
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vmovdqa64	%zmm27, %zmm10
+	vpxorq	1408(%rdi), %zmm27, %zmm27
+	vpxorq	%zmm25, %zmm30, %zmm30
+	vmovdqa64	%zmm30, %zmm13
+	vpxorq	1472(%rdi), %zmm30, %zmm30
 	vmovdqa64	%zmm23, %zmm11
 	vmovdqa64	%zmm26, %zmm14
-	vmovdqa64	%zmm3, %zmm3
-	vmovdqa64	%zmm4, %zmm4
-	vmovdqa64	%zmm6, %zmm6
-	vmovdqa64	%zmm9, %zmm9
+	vmovdqa64	%zmm29, %zmm17
+	vmovdqa64	%zmm31, %zmm19
+	vmovdqa64	%zmm21, %zmm9
+	vmovdqa64	%zmm24, %zmm12
+	vmovdqa64	%zmm27, %zmm15
+	vmovdqa64	%zmm30, %zmm18
+	vmovdqa64	%zmm7, %zmm7
+	vmovdqa64	%zmm8, %zmm8
+	vmovdqa64	%zmm10, %zmm10
+	vmovdqa64	%zmm13, %zmm13
 	jmp	.Laesgen_vaes512_otr_s_open_pipe_top
 .Laesgen_vaes512_otr_s_open_pipe_drain:
-	vpxorq	256(%rdi), %zmm5, %zmm5
-	vpxorq	256(%rdi), %zmm8, %zmm8
-	vpxorq	256(%rdi), %zmm11, %zmm11
-	vpxorq	256(%rdi), %zmm14, %zmm14
-	vaesenc	320(%rdi), %zmm5, %zmm5
-	vaesenc	320(%rdi), %zmm8, %zmm8
-	vaesenc	320(%rdi), %zmm11, %zmm11
-	vaesenc	320(%rdi), %zmm14, %zmm14
-	vaesenc	384(%rdi), %zmm5, %zmm5
-	vaesenc	384(%rdi), %zmm8, %zmm8
-	vaesenc	384(%rdi), %zmm11, %zmm11
-	vaesenc	384(%rdi), %zmm14, %zmm14
-	vaesenc	448(%rdi), %zmm5, %zmm5
-	vaesenc	448(%rdi), %zmm8, %zmm8
-	vaesenc	448(%rdi), %zmm11, %zmm11
-	vaesenc	448(%rdi), %zmm14, %zmm14
-	vaesenc	512(%rdi), %zmm5, %zmm5
-	vaesenc	512(%rdi), %zmm8, %zmm8
-	vaesenc	512(%rdi), %zmm11, %zmm11
-	vaesenc	512(%rdi), %zmm14, %zmm14
-	vaesenc	576(%rdi), %zmm5, %zmm5
-	vaesenc	576(%rdi), %zmm8, %zmm8
-	vaesenc	576(%rdi), %zmm11, %zmm11
-	vaesenc	576(%rdi), %zmm14, %zmm14
-	vaesenc	640(%rdi), %zmm5, %zmm5
-	vaesenc	640(%rdi), %zmm8, %zmm8
-	vaesenc	640(%rdi), %zmm11, %zmm11
-	vaesenc	640(%rdi), %zmm14, %zmm14
-	vaesenc	704(%rdi), %zmm5, %zmm5
-	vaesenc	704(%rdi), %zmm8, %zmm8
-	vaesenc	704(%rdi), %zmm11, %zmm11
-	vaesenc	704(%rdi), %zmm14, %zmm14
-	vaesenc	768(%rdi), %zmm5, %zmm5
-	vaesenc	768(%rdi), %zmm8, %zmm8
-	vaesenc	768(%rdi), %zmm11, %zmm11
-	vaesenc	768(%rdi), %zmm14, %zmm14
-	vaesenc	832(%rdi), %zmm5, %zmm5
-	vaesenc	832(%rdi), %zmm8, %zmm8
-	vaesenc	832(%rdi), %zmm11, %zmm11
-	vaesenc	832(%rdi), %zmm14, %zmm14
-	vaesenc	896(%rdi), %zmm5, %zmm5
-	vaesenc	896(%rdi), %zmm8, %zmm8
-	vaesenc	896(%rdi), %zmm11, %zmm11
-	vaesenc	896(%rdi), %zmm14, %zmm14
-	vaesenc	960(%rdi), %zmm5, %zmm5
-	vaesenc	960(%rdi), %zmm8, %zmm8
-	vaesenc	960(%rdi), %zmm11, %zmm11
-	vaesenc	960(%rdi), %zmm14, %zmm14
-	vaesenc	1024(%rdi), %zmm5, %zmm5
-	vaesenc	1024(%rdi), %zmm8, %zmm8
-	vaesenc	1024(%rdi), %zmm11, %zmm11
-	vaesenc	1024(%rdi), %zmm14, %zmm14
-	vaesenc	1088(%rdi), %zmm5, %zmm5
-	vaesenc	1088(%rdi), %zmm8, %zmm8
-	vaesenc	1088(%rdi), %zmm11, %zmm11
-	vaesenc	1088(%rdi), %zmm14, %zmm14
-	vaesenclast	1152(%rdi), %zmm5, %zmm5
-	vaesenclast	1152(%rdi), %zmm8, %zmm8
-	vaesenclast	1152(%rdi), %zmm11, %zmm11
-	vaesenclast	1152(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm7, %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm7
-	vpermi2q	%zmm5, %zmm3, %zmm7
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm12
-	vpermi2q	%zmm5, %zmm3, %zmm12
-	vmovdqu64	%zmm7, (%rdx)
-	vmovdqu64	%zmm12, 64(%rdx)
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm8, %zmm2, %zmm2
+	vpxorq	256(%rdi), %zmm9, %zmm9
+	vpxorq	256(%rdi), %zmm12, %zmm12
+	vpxorq	256(%rdi), %zmm15, %zmm15
+	vpxorq	256(%rdi), %zmm18, %zmm18
+	vaesenc	320(%rdi), %zmm9, %zmm9
+	vaesenc	320(%rdi), %zmm12, %zmm12
+	vaesenc	320(%rdi), %zmm15, %zmm15
+	vaesenc	320(%rdi), %zmm18, %zmm18
+	vaesenc	384(%rdi), %zmm9, %zmm9
+	vaesenc	384(%rdi), %zmm12, %zmm12
+	vaesenc	384(%rdi), %zmm15, %zmm15
+	vaesenc	384(%rdi), %zmm18, %zmm18
+	vaesenc	448(%rdi), %zmm9, %zmm9
+	vaesenc	448(%rdi), %zmm12, %zmm12
+	vaesenc	448(%rdi), %zmm15, %zmm15
+	vaesenc	448(%rdi), %zmm18, %zmm18
+	vaesenc	512(%rdi), %zmm9, %zmm9
+	vaesenc	512(%rdi), %zmm12, %zmm12
+	vaesenc	512(%rdi), %zmm15, %zmm15
+	vaesenc	512(%rdi), %zmm18, %zmm18
+	vaesenc	576(%rdi), %zmm9, %zmm9
+	vaesenc	576(%rdi), %zmm12, %zmm12
+	vaesenc	576(%rdi), %zmm15, %zmm15
+	vaesenc	576(%rdi), %zmm18, %zmm18
+	vaesenc	640(%rdi), %zmm9, %zmm9
+	vaesenc	640(%rdi), %zmm12, %zmm12
+	vaesenc	640(%rdi), %zmm15, %zmm15
+	vaesenc	640(%rdi), %zmm18, %zmm18
+	vaesenc	704(%rdi), %zmm9, %zmm9
+	vaesenc	704(%rdi), %zmm12, %zmm12
+	vaesenc	704(%rdi), %zmm15, %zmm15
+	vaesenc	704(%rdi), %zmm18, %zmm18
+	vaesenc	768(%rdi), %zmm9, %zmm9
+	vaesenc	768(%rdi), %zmm12, %zmm12
+	vaesenc	768(%rdi), %zmm15, %zmm15
+	vaesenc	768(%rdi), %zmm18, %zmm18
+	vaesenc	832(%rdi), %zmm9, %zmm9
+	vaesenc	832(%rdi), %zmm12, %zmm12
+	vaesenc	832(%rdi), %zmm15, %zmm15
+	vaesenc	832(%rdi), %zmm18, %zmm18
+	vaesenc	896(%rdi), %zmm9, %zmm9
+	vaesenc	896(%rdi), %zmm12, %zmm12
+	vaesenc	896(%rdi), %zmm15, %zmm15
+	vaesenc	896(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenclast	%zmm6, %zmm9, %zmm9
+	vaesenclast	%zmm6, %zmm12, %zmm12
+	vaesenclast	%zmm6, %zmm15, %zmm15
+	vaesenclast	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm8, %zmm4, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm5
-	vpermi2q	%zmm8, %zmm4, %zmm5
-	vmovdqu64	%zmm3, 128(%rdx)
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	%zmm13, %zmm11, %zmm11
-	vpxorq	%zmm11, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm11, %zmm6, %zmm3
+	vpermi2q	%zmm9, %zmm7, %zmm3
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm11, %zmm6, %zmm4
+	vpermi2q	%zmm9, %zmm7, %zmm4
+	vmovdqu64	%zmm3, (%rdx)
+	vmovdqu64	%zmm4, 64(%rdx)
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
+	vpermi2q	%zmm12, %zmm8, %zmm3
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
+	vpermi2q	%zmm12, %zmm8, %zmm4
+	vmovdqu64	%zmm3, 128(%rdx)
+	vmovdqu64	%zmm4, 192(%rdx)
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
+	vpermi2q	%zmm15, %zmm10, %zmm3
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
+	vpermi2q	%zmm15, %zmm10, %zmm4
 	vmovdqu64	%zmm3, 256(%rdx)
 	vmovdqu64	%zmm4, 320(%rdx)
-	vpxorq	%zmm15, %zmm14, %zmm14
-	vpxorq	%zmm14, %zmm2, %zmm2
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm18, %zmm2, %zmm2
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm14, %zmm9, %zmm3
+	vpermi2q	%zmm18, %zmm13, %zmm3
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm14, %zmm9, %zmm4
+	vpermi2q	%zmm18, %zmm13, %zmm4
 	vmovdqu64	%zmm3, 384(%rdx)
 	vmovdqu64	%zmm4, 448(%rdx)
 	addq	$512, %rdx
@@ -4786,406 +4806,410 @@ aesgen_vaes512_otr_s_open:
 	vpxorq	%zmm2, %zmm2, %zmm2
 	cmpq	$512, %rsi
 	jb	.Laesgen_vaes512_otr_s_open_pipe_none_2
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm1, %zmm3
-	vpsllq	$4, %zmm1, %zmm4
-	vpsrlq	$60, %zmm1, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm5, %zmm5
-	vpternlogd	$150, %zmm5, %zmm6, %zmm4
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm4, %zmm4
-	valignq	$2, %zmm3, %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm3, %zmm5
-	vmovdqu64	%zmm3, 1280(%rdi)
-	vmovdqu64	(%r9), %zmm3
-	vmovdqu64	64(%r9), %zmm6
-	vshufi32x4	$136, %zmm6, %zmm3, %zmm7
-	vshufi32x4	$221, %zmm6, %zmm3, %zmm3
-	vpxorq	%zmm7, %zmm5, %zmm5
-	vpsllq	$8, %zmm1, %zmm6
-	vpsrlq	$56, %zmm1, %zmm8
-	vpslldq	$8, %zmm8, %zmm9
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm8, %zmm8
-	vpternlogd	$150, %zmm8, %zmm9, %zmm6
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm6, %zmm6
-	valignq	$2, %zmm4, %zmm6, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm8
-	vmovdqu64	%zmm4, 1344(%rdi)
-	vmovdqu64	128(%r9), %zmm4
-	vmovdqu64	192(%r9), %zmm9
-	vshufi32x4	$136, %zmm9, %zmm4, %zmm10
-	vshufi32x4	$221, %zmm9, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpsllq	$12, %zmm1, %zmm9
-	vpsrlq	$52, %zmm1, %zmm11
-	vpslldq	$8, %zmm11, %zmm12
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm11, %zmm11
-	vpternlogd	$150, %zmm11, %zmm12, %zmm9
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm9, %zmm9
-	valignq	$2, %zmm6, %zmm9, %zmm11
-	vpxorq	%zmm11, %zmm6, %zmm11
-	vmovdqu64	%zmm6, 1408(%rdi)
-	vmovdqu64	256(%r9), %zmm6
-	vmovdqu64	320(%r9), %zmm12
-	vshufi32x4	$136, %zmm12, %zmm6, %zmm13
-	vshufi32x4	$221, %zmm12, %zmm6, %zmm6
-	vpxorq	%zmm13, %zmm11, %zmm11
-	vpsllq	$16, %zmm1, %zmm12
+	vmovdqu64	704(%rdi), %zmm3
+	vmovdqu64	768(%rdi), %zmm4
+	vmovdqu64	832(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm1, %zmm7
+	vpsllq	$4, %zmm1, %zmm8
+	vpsrlq	$60, %zmm1, %zmm9
+	vpslldq	$8, %zmm9, %zmm10
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm8, %zmm8
+	valignq	$2, %zmm7, %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm7, %zmm9
+	vmovdqu64	%zmm7, 1280(%rdi)
+	vmovdqu64	(%r9), %zmm7
+	vmovdqu64	64(%r9), %zmm10
+	vshufi32x4	$136, %zmm10, %zmm7, %zmm11
+	vshufi32x4	$221, %zmm10, %zmm7, %zmm7
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpsllq	$8, %zmm1, %zmm10
+	vpsrlq	$56, %zmm1, %zmm12
+	vpslldq	$8, %zmm12, %zmm13
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm10, %zmm10
+	valignq	$2, %zmm8, %zmm10, %zmm12
+	vpxorq	%zmm12, %zmm8, %zmm12
+	vmovdqu64	%zmm8, 1344(%rdi)
+	vmovdqu64	128(%r9), %zmm8
+	vmovdqu64	192(%r9), %zmm13
+	vshufi32x4	$136, %zmm13, %zmm8, %zmm14
+	vshufi32x4	$221, %zmm13, %zmm8, %zmm8
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpsllq	$12, %zmm1, %zmm13
+	vpsrlq	$52, %zmm1, %zmm15
+	vpslldq	$8, %zmm15, %zmm16
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm13, %zmm13
+	valignq	$2, %zmm10, %zmm13, %zmm15
+	vpxorq	%zmm15, %zmm10, %zmm15
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	256(%r9), %zmm10
+	vmovdqu64	320(%r9), %zmm16
+	vshufi32x4	$136, %zmm16, %zmm10, %zmm17
+	vshufi32x4	$221, %zmm16, %zmm10, %zmm10
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpsllq	$16, %zmm1, %zmm16
 	vpsrlq	$48, %zmm1, %zmm1
-	vpslldq	$8, %zmm1, %zmm14
+	vpslldq	$8, %zmm1, %zmm18
 	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm1, %zmm1
-	vpternlogd	$150, %zmm1, %zmm14, %zmm12
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm12, %zmm1
-	valignq	$2, %zmm9, %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm9, %zmm1
-	vmovdqu64	%zmm9, 1472(%rdi)
-	vmovdqu64	384(%r9), %zmm9
-	vmovdqu64	448(%r9), %zmm14
-	vshufi32x4	$136, %zmm14, %zmm9, %zmm15
-	vshufi32x4	$221, %zmm14, %zmm9, %zmm9
-	vpxorq	%zmm15, %zmm1, %zmm14
-	vmovdqa64	%zmm12, %zmm1
+	vpternlogd	$150, %zmm1, %zmm18, %zmm16
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm16, %zmm1
+	valignq	$2, %zmm13, %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm13, %zmm1
+	vmovdqu64	%zmm13, 1472(%rdi)
+	vmovdqu64	384(%r9), %zmm13
+	vmovdqu64	448(%r9), %zmm18
+	vshufi32x4	$136, %zmm18, %zmm13, %zmm19
+	vshufi32x4	$221, %zmm18, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm1, %zmm18
+	vmovdqa64	%zmm16, %zmm1
 	addq	$512, %r9
 	subq	$512, %rsi
-	vpxorq	256(%rdi), %zmm5, %zmm5
-	vpxorq	256(%rdi), %zmm8, %zmm8
-	vpxorq	256(%rdi), %zmm11, %zmm11
-	vpxorq	256(%rdi), %zmm14, %zmm14
-	vaesenc	320(%rdi), %zmm5, %zmm5
-	vaesenc	320(%rdi), %zmm8, %zmm8
-	vaesenc	320(%rdi), %zmm11, %zmm11
-	vaesenc	320(%rdi), %zmm14, %zmm14
-	vaesenc	384(%rdi), %zmm5, %zmm5
-	vaesenc	384(%rdi), %zmm8, %zmm8
-	vaesenc	384(%rdi), %zmm11, %zmm11
-	vaesenc	384(%rdi), %zmm14, %zmm14
-	vaesenc	448(%rdi), %zmm5, %zmm5
-	vaesenc	448(%rdi), %zmm8, %zmm8
-	vaesenc	448(%rdi), %zmm11, %zmm11
-	vaesenc	448(%rdi), %zmm14, %zmm14
-	vaesenc	512(%rdi), %zmm5, %zmm5
-	vaesenc	512(%rdi), %zmm8, %zmm8
-	vaesenc	512(%rdi), %zmm11, %zmm11
-	vaesenc	512(%rdi), %zmm14, %zmm14
-	vaesenc	576(%rdi), %zmm5, %zmm5
-	vaesenc	576(%rdi), %zmm8, %zmm8
-	vaesenc	576(%rdi), %zmm11, %zmm11
-	vaesenc	576(%rdi), %zmm14, %zmm14
-	vaesenc	640(%rdi), %zmm5, %zmm5
-	vaesenc	640(%rdi), %zmm8, %zmm8
-	vaesenc	640(%rdi), %zmm11, %zmm11
-	vaesenc	640(%rdi), %zmm14, %zmm14
-	vaesenc	704(%rdi), %zmm5, %zmm5
-	vaesenc	704(%rdi), %zmm8, %zmm8
-	vaesenc	704(%rdi), %zmm11, %zmm11
-	vaesenc	704(%rdi), %zmm14, %zmm14
-	vaesenc	768(%rdi), %zmm5, %zmm5
-	vaesenc	768(%rdi), %zmm8, %zmm8
-	vaesenc	768(%rdi), %zmm11, %zmm11
-	vaesenc	768(%rdi), %zmm14, %zmm14
-	vaesenc	832(%rdi), %zmm5, %zmm5
-	vaesenc	832(%rdi), %zmm8, %zmm8
-	vaesenc	832(%rdi), %zmm11, %zmm11
-	vaesenc	832(%rdi), %zmm14, %zmm14
-	vaesenclast	896(%rdi), %zmm5, %zmm5
-	vaesenclast	896(%rdi), %zmm8, %zmm8
-	vaesenclast	896(%rdi), %zmm11, %zmm11
-	vaesenclast	896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vmovdqa64	%zmm5, %zmm3
-	vpxorq	1280(%rdi), %zmm5, %zmm5
-	vpxorq	%zmm4, %zmm8, %zmm8
-	vmovdqa64	%zmm8, %zmm4
-	vpxorq	1344(%rdi), %zmm8, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm11
-	vmovdqa64	%zmm11, %zmm6
-	vpxorq	1408(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm9, %zmm14, %zmm14
-	vmovdqa64	%zmm14, %zmm9
-	vpxorq	1472(%rdi), %zmm14, %zmm14
+	vpxorq	256(%rdi), %zmm9, %zmm9
+	vpxorq	256(%rdi), %zmm12, %zmm12
+	vpxorq	256(%rdi), %zmm15, %zmm15
+	vpxorq	256(%rdi), %zmm18, %zmm18
+	vaesenc	320(%rdi), %zmm9, %zmm9
+	vaesenc	320(%rdi), %zmm12, %zmm12
+	vaesenc	320(%rdi), %zmm15, %zmm15
+	vaesenc	320(%rdi), %zmm18, %zmm18
+	vaesenc	384(%rdi), %zmm9, %zmm9
+	vaesenc	384(%rdi), %zmm12, %zmm12
+	vaesenc	384(%rdi), %zmm15, %zmm15
+	vaesenc	384(%rdi), %zmm18, %zmm18
+	vaesenc	448(%rdi), %zmm9, %zmm9
+	vaesenc	448(%rdi), %zmm12, %zmm12
+	vaesenc	448(%rdi), %zmm15, %zmm15
+	vaesenc	448(%rdi), %zmm18, %zmm18
+	vaesenc	512(%rdi), %zmm9, %zmm9
+	vaesenc	512(%rdi), %zmm12, %zmm12
+	vaesenc	512(%rdi), %zmm15, %zmm15
+	vaesenc	512(%rdi), %zmm18, %zmm18
+	vaesenc	576(%rdi), %zmm9, %zmm9
+	vaesenc	576(%rdi), %zmm12, %zmm12
+	vaesenc	576(%rdi), %zmm15, %zmm15
+	vaesenc	576(%rdi), %zmm18, %zmm18
+	vaesenc	640(%rdi), %zmm9, %zmm9
+	vaesenc	640(%rdi), %zmm12, %zmm12
+	vaesenc	640(%rdi), %zmm15, %zmm15
+	vaesenc	640(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenclast	%zmm6, %zmm9, %zmm9
+	vaesenclast	%zmm6, %zmm12, %zmm12
+	vaesenclast	%zmm6, %zmm15, %zmm15
+	vaesenclast	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vmovdqa64	%zmm9, %zmm7
+	vpxorq	1280(%rdi), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vmovdqa64	%zmm12, %zmm8
+	vpxorq	1344(%rdi), %zmm12, %zmm12
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vmovdqa64	%zmm15, %zmm10
+	vpxorq	1408(%rdi), %zmm15, %zmm15
+	vpxorq	%zmm13, %zmm18, %zmm18
+	vmovdqa64	%zmm18, %zmm13
+	vpxorq	1472(%rdi), %zmm18, %zmm18
 .Laesgen_vaes512_otr_s_open_pipe_top_2:
 	cmpq	$512, %rsi
 	jb	.Laesgen_vaes512_otr_s_open_pipe_drain_2
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm1, %zmm12
-	vpsllq	$4, %zmm1, %zmm16
-	vpsrlq	$60, %zmm1, %zmm17
-	vpslldq	$8, %zmm17, %zmm18
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm16, %zmm16
-	valignq	$2, %zmm12, %zmm16, %zmm17
-	vpxorq	%zmm17, %zmm12, %zmm17
-	vmovdqu64	%zmm12, 1280(%rdi)
-	vmovdqu64	(%r9), %zmm12
-	vmovdqu64	64(%r9), %zmm18
-	vshufi32x4	$136, %zmm18, %zmm12, %zmm19
-	vshufi32x4	$221, %zmm18, %zmm12, %zmm12
-	vpxorq	%zmm19, %zmm17, %zmm17
-	vpsllq	$8, %zmm1, %zmm18
-	vpsrlq	$56, %zmm1, %zmm20
-	vpslldq	$8, %zmm20, %zmm21
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm20, %zmm20
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm18, %zmm18
-	valignq	$2, %zmm16, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm16, %zmm20
-	vmovdqu64	%zmm16, 1344(%rdi)
-	vmovdqu64	128(%r9), %zmm16
-	vmovdqu64	192(%r9), %zmm21
-	vshufi32x4	$136, %zmm21, %zmm16, %zmm22
-	vshufi32x4	$221, %zmm21, %zmm16, %zmm16
-	vpxorq	%zmm22, %zmm20, %zmm20
-	vpsllq	$12, %zmm1, %zmm21
-	vpsrlq	$52, %zmm1, %zmm23
-	vpslldq	$8, %zmm23, %zmm24
-	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm23, %zmm23
-	vpternlogd	$150, %zmm23, %zmm24, %zmm21
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm21, %zmm21
-	valignq	$2, %zmm18, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm18, %zmm23
-	vmovdqu64	%zmm18, 1408(%rdi)
-	vmovdqu64	256(%r9), %zmm18
-	vmovdqu64	320(%r9), %zmm24
-	vshufi32x4	$136, %zmm24, %zmm18, %zmm25
-	vshufi32x4	$221, %zmm24, %zmm18, %zmm18
-	vpxorq	%zmm25, %zmm23, %zmm23
-	vpsllq	$16, %zmm1, %zmm24
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm1, %zmm16
+	vpsllq	$4, %zmm1, %zmm20
+	vpsrlq	$60, %zmm1, %zmm21
+	vpslldq	$8, %zmm21, %zmm22
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm20, %zmm20
+	valignq	$2, %zmm16, %zmm20, %zmm21
+	vpxorq	%zmm21, %zmm16, %zmm21
+	vmovdqu64	%zmm16, 1280(%rdi)
+	vmovdqu64	(%r9), %zmm16
+	vmovdqu64	64(%r9), %zmm22
+	vshufi32x4	$136, %zmm22, %zmm16, %zmm23
+	vshufi32x4	$221, %zmm22, %zmm16, %zmm16
+	vpxorq	%zmm23, %zmm21, %zmm21
+	vpsllq	$8, %zmm1, %zmm22
+	vpsrlq	$56, %zmm1, %zmm24
+	vpslldq	$8, %zmm24, %zmm25
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm24, %zmm24
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm22, %zmm22
+	valignq	$2, %zmm20, %zmm22, %zmm24
+	vpxorq	%zmm24, %zmm20, %zmm24
+	vmovdqu64	%zmm20, 1344(%rdi)
+	vmovdqu64	128(%r9), %zmm20
+	vmovdqu64	192(%r9), %zmm25
+	vshufi32x4	$136, %zmm25, %zmm20, %zmm26
+	vshufi32x4	$221, %zmm25, %zmm20, %zmm20
+	vpxorq	%zmm26, %zmm24, %zmm24
+	vpsllq	$12, %zmm1, %zmm25
+	vpsrlq	$52, %zmm1, %zmm27
+	vpslldq	$8, %zmm27, %zmm28
+	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm25
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm25, %zmm25
+	valignq	$2, %zmm22, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm22, %zmm27
+	vmovdqu64	%zmm22, 1408(%rdi)
+	vmovdqu64	256(%r9), %zmm22
+	vmovdqu64	320(%r9), %zmm28
+	vshufi32x4	$136, %zmm28, %zmm22, %zmm29
+	vshufi32x4	$221, %zmm28, %zmm22, %zmm22
+	vpxorq	%zmm29, %zmm27, %zmm27
+	vpsllq	$16, %zmm1, %zmm28
 	vpsrlq	$48, %zmm1, %zmm1
-	vpslldq	$8, %zmm1, %zmm26
+	vpslldq	$8, %zmm1, %zmm30
 	vpclmulqdq	$1, .Laesgen_vaes512_otr_s_open_reduce512(%rip), %zmm1, %zmm1
-	vpternlogd	$150, %zmm1, %zmm26, %zmm24
-	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm24, %zmm1
-	valignq	$2, %zmm21, %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm21, %zmm1
-	vmovdqu64	%zmm21, 1472(%rdi)
-	vmovdqu64	384(%r9), %zmm21
-	vmovdqu64	448(%r9), %zmm26
-	vshufi32x4	$136, %zmm26, %zmm21, %zmm27
-	vshufi32x4	$221, %zmm26, %zmm21, %zmm21
-	vpxorq	%zmm27, %zmm1, %zmm26
-	vmovdqa64	%zmm24, %zmm1
+	vpternlogd	$150, %zmm1, %zmm30, %zmm28
+	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse512(%rip), %zmm28, %zmm1
+	valignq	$2, %zmm25, %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm25, %zmm1
+	vmovdqu64	%zmm25, 1472(%rdi)
+	vmovdqu64	384(%r9), %zmm25
+	vmovdqu64	448(%r9), %zmm30
+	vshufi32x4	$136, %zmm30, %zmm25, %zmm31
+	vshufi32x4	$221, %zmm30, %zmm25, %zmm25
+	vpxorq	%zmm31, %zmm1, %zmm30
+	vmovdqa64	%zmm28, %zmm1
 	addq	$512, %r9
 	subq	$512, %rsi
-	vpxorq	256(%rdi), %zmm17, %zmm17
-	vpxorq	256(%rdi), %zmm5, %zmm5
-	vpxorq	256(%rdi), %zmm20, %zmm20
-	vpxorq	256(%rdi), %zmm8, %zmm8
-	vpxorq	256(%rdi), %zmm23, %zmm23
-	vpxorq	256(%rdi), %zmm11, %zmm11
-	vpxorq	256(%rdi), %zmm26, %zmm26
-	vpxorq	256(%rdi), %zmm14, %zmm14
-	vaesenc	320(%rdi), %zmm17, %zmm17
-	vaesenc	320(%rdi), %zmm5, %zmm5
-	vaesenc	320(%rdi), %zmm20, %zmm20
-	vaesenc	320(%rdi), %zmm8, %zmm8
-	vaesenc	320(%rdi), %zmm23, %zmm23
-	vaesenc	320(%rdi), %zmm11, %zmm11
-	vaesenc	320(%rdi), %zmm26, %zmm26
-	vaesenc	320(%rdi), %zmm14, %zmm14
-	vaesenc	384(%rdi), %zmm17, %zmm17
-	vaesenc	384(%rdi), %zmm5, %zmm5
-	vaesenc	384(%rdi), %zmm20, %zmm20
-	vaesenc	384(%rdi), %zmm8, %zmm8
-	vaesenc	384(%rdi), %zmm23, %zmm23
-	vaesenc	384(%rdi), %zmm11, %zmm11
-	vaesenc	384(%rdi), %zmm26, %zmm26
-	vaesenc	384(%rdi), %zmm14, %zmm14
-	vaesenc	448(%rdi), %zmm17, %zmm17
-	vaesenc	448(%rdi), %zmm5, %zmm5
-	vaesenc	448(%rdi), %zmm20, %zmm20
-	vaesenc	448(%rdi), %zmm8, %zmm8
-	vaesenc	448(%rdi), %zmm23, %zmm23
-	vaesenc	448(%rdi), %zmm11, %zmm11
-	vaesenc	448(%rdi), %zmm26, %zmm26
-	vaesenc	448(%rdi), %zmm14, %zmm14
-	vaesenc	512(%rdi), %zmm17, %zmm17
-	vaesenc	512(%rdi), %zmm5, %zmm5
-	vaesenc	512(%rdi), %zmm20, %zmm20
-	vaesenc	512(%rdi), %zmm8, %zmm8
-	vaesenc	512(%rdi), %zmm23, %zmm23
-	vaesenc	512(%rdi), %zmm11, %zmm11
-	vaesenc	512(%rdi), %zmm26, %zmm26
-	vaesenc	512(%rdi), %zmm14, %zmm14
-	vaesenc	576(%rdi), %zmm17, %zmm17
-	vaesenc	576(%rdi), %zmm5, %zmm5
-	vaesenc	576(%rdi), %zmm20, %zmm20
-	vaesenc	576(%rdi), %zmm8, %zmm8
-	vaesenc	576(%rdi), %zmm23, %zmm23
-	vaesenc	576(%rdi), %zmm11, %zmm11
-	vaesenc	576(%rdi), %zmm26, %zmm26
-	vaesenc	576(%rdi), %zmm14, %zmm14
-	vaesenc	640(%rdi), %zmm17, %zmm17
-	vaesenc	640(%rdi), %zmm5, %zmm5
-	vaesenc	640(%rdi), %zmm20, %zmm20
-	vaesenc	640(%rdi), %zmm8, %zmm8
-	vaesenc	640(%rdi), %zmm23, %zmm23
-	vaesenc	640(%rdi), %zmm11, %zmm11
-	vaesenc	640(%rdi), %zmm26, %zmm26
-	vaesenc	640(%rdi), %zmm14, %zmm14
-	vaesenc	704(%rdi), %zmm17, %zmm17
-	vaesenc	704(%rdi), %zmm5, %zmm5
-	vaesenc	704(%rdi), %zmm20, %zmm20
-	vaesenc	704(%rdi), %zmm8, %zmm8
-	vaesenc	704(%rdi), %zmm23, %zmm23
-	vaesenc	704(%rdi), %zmm11, %zmm11
-	vaesenc	704(%rdi), %zmm26, %zmm26
-	vaesenc	704(%rdi), %zmm14, %zmm14
-	vaesenc	768(%rdi), %zmm17, %zmm17
-	vaesenc	768(%rdi), %zmm5, %zmm5
-	vaesenc	768(%rdi), %zmm20, %zmm20
-	vaesenc	768(%rdi), %zmm8, %zmm8
-	vaesenc	768(%rdi), %zmm23, %zmm23
-	vaesenc	768(%rdi), %zmm11, %zmm11
-	vaesenc	768(%rdi), %zmm26, %zmm26
-	vaesenc	768(%rdi), %zmm14, %zmm14
-	vaesenc	832(%rdi), %zmm17, %zmm17
-	vaesenc	832(%rdi), %zmm5, %zmm5
-	vaesenc	832(%rdi), %zmm20, %zmm20
-	vaesenc	832(%rdi), %zmm8, %zmm8
-	vaesenc	832(%rdi), %zmm23, %zmm23
-	vaesenc	832(%rdi), %zmm11, %zmm11
-	vaesenc	832(%rdi), %zmm26, %zmm26
-	vaesenc	832(%rdi), %zmm14, %zmm14
-	vaesenclast	896(%rdi), %zmm17, %zmm17
-	vaesenclast	896(%rdi), %zmm5, %zmm5
-	vaesenclast	896(%rdi), %zmm20, %zmm20
-	vaesenclast	896(%rdi), %zmm8, %zmm8
-	vaesenclast	896(%rdi), %zmm23, %zmm23
-	vaesenclast	896(%rdi), %zmm11, %zmm11
-	vaesenclast	896(%rdi), %zmm26, %zmm26
-	vaesenclast	896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm7, %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
+	vpxorq	256(%rdi), %zmm21, %zmm21
+	vpxorq	256(%rdi), %zmm9, %zmm9
+	vpxorq	256(%rdi), %zmm24, %zmm24
+	vpxorq	256(%rdi), %zmm12, %zmm12
+	vpxorq	256(%rdi), %zmm27, %zmm27
+	vpxorq	256(%rdi), %zmm15, %zmm15
+	vpxorq	256(%rdi), %zmm30, %zmm30
+	vpxorq	256(%rdi), %zmm18, %zmm18
+	vaesenc	320(%rdi), %zmm21, %zmm21
+	vaesenc	320(%rdi), %zmm9, %zmm9
+	vaesenc	320(%rdi), %zmm24, %zmm24
+	vaesenc	320(%rdi), %zmm12, %zmm12
+	vaesenc	320(%rdi), %zmm27, %zmm27
+	vaesenc	320(%rdi), %zmm15, %zmm15
+	vaesenc	320(%rdi), %zmm30, %zmm30
+	vaesenc	320(%rdi), %zmm18, %zmm18
+	vaesenc	384(%rdi), %zmm21, %zmm21
+	vaesenc	384(%rdi), %zmm9, %zmm9
+	vaesenc	384(%rdi), %zmm24, %zmm24
+	vaesenc	384(%rdi), %zmm12, %zmm12
+	vaesenc	384(%rdi), %zmm27, %zmm27
+	vaesenc	384(%rdi), %zmm15, %zmm15
+	vaesenc	384(%rdi), %zmm30, %zmm30
+	vaesenc	384(%rdi), %zmm18, %zmm18
+	vaesenc	448(%rdi), %zmm21, %zmm21
+	vaesenc	448(%rdi), %zmm9, %zmm9
+	vaesenc	448(%rdi), %zmm24, %zmm24
+	vaesenc	448(%rdi), %zmm12, %zmm12
+	vaesenc	448(%rdi), %zmm27, %zmm27
+	vaesenc	448(%rdi), %zmm15, %zmm15
+	vaesenc	448(%rdi), %zmm30, %zmm30
+	vaesenc	448(%rdi), %zmm18, %zmm18
+	vaesenc	512(%rdi), %zmm21, %zmm21
+	vaesenc	512(%rdi), %zmm9, %zmm9
+	vaesenc	512(%rdi), %zmm24, %zmm24
+	vaesenc	512(%rdi), %zmm12, %zmm12
+	vaesenc	512(%rdi), %zmm27, %zmm27
+	vaesenc	512(%rdi), %zmm15, %zmm15
+	vaesenc	512(%rdi), %zmm30, %zmm30
+	vaesenc	512(%rdi), %zmm18, %zmm18
+	vaesenc	576(%rdi), %zmm21, %zmm21
+	vaesenc	576(%rdi), %zmm9, %zmm9
+	vaesenc	576(%rdi), %zmm24, %zmm24
+	vaesenc	576(%rdi), %zmm12, %zmm12
+	vaesenc	576(%rdi), %zmm27, %zmm27
+	vaesenc	576(%rdi), %zmm15, %zmm15
+	vaesenc	576(%rdi), %zmm30, %zmm30
+	vaesenc	576(%rdi), %zmm18, %zmm18
+	vaesenc	640(%rdi), %zmm21, %zmm21
+	vaesenc	640(%rdi), %zmm9, %zmm9
+	vaesenc	640(%rdi), %zmm24, %zmm24
+	vaesenc	640(%rdi), %zmm12, %zmm12
+	vaesenc	640(%rdi), %zmm27, %zmm27
+	vaesenc	640(%rdi), %zmm15, %zmm15
+	vaesenc	640(%rdi), %zmm30, %zmm30
+	vaesenc	640(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm24, %zmm24
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm27, %zmm27
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm30, %zmm30
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm27, %zmm27
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm30, %zmm30
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm27, %zmm27
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm30, %zmm30
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenclast	%zmm6, %zmm21, %zmm21
+	vaesenclast	%zmm6, %zmm9, %zmm9
+	vaesenclast	%zmm6, %zmm24, %zmm24
+	vaesenclast	%zmm6, %zmm12, %zmm12
+	vaesenclast	%zmm6, %zmm27, %zmm27
+	vaesenclast	%zmm6, %zmm15, %zmm15
+	vaesenclast	%zmm6, %zmm30, %zmm30
+	vaesenclast	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm11
+	vpermi2q	%zmm9, %zmm7, %zmm11
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm28
+	vpermi2q	%zmm9, %zmm7, %zmm28
+	vmovdqu64	%zmm11, (%rdx)
+	vmovdqu64	%zmm28, 64(%rdx)
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm2, %zmm2
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm7
-	vpermi2q	%zmm5, %zmm3, %zmm7
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm24
-	vpermi2q	%zmm5, %zmm3, %zmm24
-	vmovdqu64	%zmm7, (%rdx)
-	vmovdqu64	%zmm24, 64(%rdx)
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm8, %zmm4, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm5
-	vpermi2q	%zmm8, %zmm4, %zmm5
-	vmovdqu64	%zmm3, 128(%rdx)
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	%zmm13, %zmm11, %zmm11
-	vpxorq	%zmm11, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm11, %zmm6, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm11, %zmm6, %zmm4
-	vmovdqu64	%zmm3, 256(%rdx)
-	vmovdqu64	%zmm4, 320(%rdx)
-	vpxorq	%zmm15, %zmm14, %zmm14
-	vpxorq	%zmm14, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm14, %zmm9, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm14, %zmm9, %zmm4
-	vmovdqu64	%zmm3, 384(%rdx)
-	vmovdqu64	%zmm4, 448(%rdx)
+	vpermi2q	%zmm12, %zmm8, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm9
+	vpermi2q	%zmm12, %zmm8, %zmm9
+	vmovdqu64	%zmm7, 128(%rdx)
+	vmovdqu64	%zmm9, 192(%rdx)
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm7
+	vpermi2q	%zmm15, %zmm10, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm8
+	vpermi2q	%zmm15, %zmm10, %zmm8
+	vmovdqu64	%zmm7, 256(%rdx)
+	vmovdqu64	%zmm8, 320(%rdx)
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm18, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm7
+	vpermi2q	%zmm18, %zmm13, %zmm7
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm8
+	vpermi2q	%zmm18, %zmm13, %zmm8
+	vmovdqu64	%zmm7, 384(%rdx)
+	vmovdqu64	%zmm8, 448(%rdx)
 	addq	$512, %rdx
-	vpxorq	%zmm12, %zmm17, %zmm17
-	vmovdqa64	%zmm17, %zmm3
-	vpxorq	1280(%rdi), %zmm17, %zmm17
-	vpxorq	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm20, %zmm4
-	vpxorq	1344(%rdi), %zmm20, %zmm20
-	vpxorq	%zmm18, %zmm23, %zmm23
-	vmovdqa64	%zmm23, %zmm6
-	vpxorq	1408(%rdi), %zmm23, %zmm23
-	vpxorq	%zmm21, %zmm26, %zmm26
-	vmovdqa64	%zmm26, %zmm9
-	vpxorq	1472(%rdi), %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm7
-	vmovdqa64	%zmm22, %zmm10
-	vmovdqa64	%zmm25, %zmm13
-	vmovdqa64	%zmm27, %zmm15
-	vmovdqa64	%zmm17, %zmm5
-	vmovdqa64	%zmm20, %zmm8
+	vpxorq	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm21, %zmm7
+	vpxorq	1280(%rdi), %zmm21, %zmm21
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vmovdqa64	%zmm24, %zmm8
+	vpxorq	1344(%rdi), %zmm24, %zmm24
+	vpxorq	%zmm22, %zmm27, %zmm27
+	vmovdqa64	%zmm27, %zmm10
+	vpxorq	1408(%rdi), %zmm27, %zmm27
+	vpxorq	%zmm25, %zmm30, %zmm30
+	vmovdqa64	%zmm30, %zmm13
+	vpxorq	1472(%rdi), %zmm30, %zmm30
 	vmovdqa64	%zmm23, %zmm11
 	vmovdqa64	%zmm26, %zmm14
-	vmovdqa64	%zmm3, %zmm3
-	vmovdqa64	%zmm4, %zmm4
-	vmovdqa64	%zmm6, %zmm6
-	vmovdqa64	%zmm9, %zmm9
+	vmovdqa64	%zmm29, %zmm17
+	vmovdqa64	%zmm31, %zmm19
+	vmovdqa64	%zmm21, %zmm9
+	vmovdqa64	%zmm24, %zmm12
+	vmovdqa64	%zmm27, %zmm15
+	vmovdqa64	%zmm30, %zmm18
+	vmovdqa64	%zmm7, %zmm7
+	vmovdqa64	%zmm8, %zmm8
+	vmovdqa64	%zmm10, %zmm10
+	vmovdqa64	%zmm13, %zmm13
 	jmp	.Laesgen_vaes512_otr_s_open_pipe_top_2
 .Laesgen_vaes512_otr_s_open_pipe_drain_2:
-	vpxorq	256(%rdi), %zmm5, %zmm5
-	vpxorq	256(%rdi), %zmm8, %zmm8
-	vpxorq	256(%rdi), %zmm11, %zmm11
-	vpxorq	256(%rdi), %zmm14, %zmm14
-	vaesenc	320(%rdi), %zmm5, %zmm5
-	vaesenc	320(%rdi), %zmm8, %zmm8
-	vaesenc	320(%rdi), %zmm11, %zmm11
-	vaesenc	320(%rdi), %zmm14, %zmm14
-	vaesenc	384(%rdi), %zmm5, %zmm5
-	vaesenc	384(%rdi), %zmm8, %zmm8
-	vaesenc	384(%rdi), %zmm11, %zmm11
-	vaesenc	384(%rdi), %zmm14, %zmm14
-	vaesenc	448(%rdi), %zmm5, %zmm5
-	vaesenc	448(%rdi), %zmm8, %zmm8
-	vaesenc	448(%rdi), %zmm11, %zmm11
-	vaesenc	448(%rdi), %zmm14, %zmm14
-	vaesenc	512(%rdi), %zmm5, %zmm5
-	vaesenc	512(%rdi), %zmm8, %zmm8
-	vaesenc	512(%rdi), %zmm11, %zmm11
-	vaesenc	512(%rdi), %zmm14, %zmm14
-	vaesenc	576(%rdi), %zmm5, %zmm5
-	vaesenc	576(%rdi), %zmm8, %zmm8
-	vaesenc	576(%rdi), %zmm11, %zmm11
-	vaesenc	576(%rdi), %zmm14, %zmm14
-	vaesenc	640(%rdi), %zmm5, %zmm5
-	vaesenc	640(%rdi), %zmm8, %zmm8
-	vaesenc	640(%rdi), %zmm11, %zmm11
-	vaesenc	640(%rdi), %zmm14, %zmm14
-	vaesenc	704(%rdi), %zmm5, %zmm5
-	vaesenc	704(%rdi), %zmm8, %zmm8
-	vaesenc	704(%rdi), %zmm11, %zmm11
-	vaesenc	704(%rdi), %zmm14, %zmm14
-	vaesenc	768(%rdi), %zmm5, %zmm5
-	vaesenc	768(%rdi), %zmm8, %zmm8
-	vaesenc	768(%rdi), %zmm11, %zmm11
-	vaesenc	768(%rdi), %zmm14, %zmm14
-	vaesenc	832(%rdi), %zmm5, %zmm5
-	vaesenc	832(%rdi), %zmm8, %zmm8
-	vaesenc	832(%rdi), %zmm11, %zmm11
-	vaesenc	832(%rdi), %zmm14, %zmm14
-	vaesenclast	896(%rdi), %zmm5, %zmm5
-	vaesenclast	896(%rdi), %zmm8, %zmm8
-	vaesenclast	896(%rdi), %zmm11, %zmm11
-	vaesenclast	896(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm7, %zmm5, %zmm5
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm7
-	vpermi2q	%zmm5, %zmm3, %zmm7
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm12
-	vpermi2q	%zmm5, %zmm3, %zmm12
-	vmovdqu64	%zmm7, (%rdx)
-	vmovdqu64	%zmm12, 64(%rdx)
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm8, %zmm2, %zmm2
+	vpxorq	256(%rdi), %zmm9, %zmm9
+	vpxorq	256(%rdi), %zmm12, %zmm12
+	vpxorq	256(%rdi), %zmm15, %zmm15
+	vpxorq	256(%rdi), %zmm18, %zmm18
+	vaesenc	320(%rdi), %zmm9, %zmm9
+	vaesenc	320(%rdi), %zmm12, %zmm12
+	vaesenc	320(%rdi), %zmm15, %zmm15
+	vaesenc	320(%rdi), %zmm18, %zmm18
+	vaesenc	384(%rdi), %zmm9, %zmm9
+	vaesenc	384(%rdi), %zmm12, %zmm12
+	vaesenc	384(%rdi), %zmm15, %zmm15
+	vaesenc	384(%rdi), %zmm18, %zmm18
+	vaesenc	448(%rdi), %zmm9, %zmm9
+	vaesenc	448(%rdi), %zmm12, %zmm12
+	vaesenc	448(%rdi), %zmm15, %zmm15
+	vaesenc	448(%rdi), %zmm18, %zmm18
+	vaesenc	512(%rdi), %zmm9, %zmm9
+	vaesenc	512(%rdi), %zmm12, %zmm12
+	vaesenc	512(%rdi), %zmm15, %zmm15
+	vaesenc	512(%rdi), %zmm18, %zmm18
+	vaesenc	576(%rdi), %zmm9, %zmm9
+	vaesenc	576(%rdi), %zmm12, %zmm12
+	vaesenc	576(%rdi), %zmm15, %zmm15
+	vaesenc	576(%rdi), %zmm18, %zmm18
+	vaesenc	640(%rdi), %zmm9, %zmm9
+	vaesenc	640(%rdi), %zmm12, %zmm12
+	vaesenc	640(%rdi), %zmm15, %zmm15
+	vaesenc	640(%rdi), %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm9, %zmm9
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm9, %zmm9
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm9, %zmm9
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenclast	%zmm6, %zmm9, %zmm9
+	vaesenclast	%zmm6, %zmm12, %zmm12
+	vaesenclast	%zmm6, %zmm15, %zmm15
+	vaesenclast	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm8, %zmm4, %zmm3
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm5
-	vpermi2q	%zmm8, %zmm4, %zmm5
-	vmovdqu64	%zmm3, 128(%rdx)
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	%zmm13, %zmm11, %zmm11
-	vpxorq	%zmm11, %zmm2, %zmm2
-	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm11, %zmm6, %zmm3
+	vpermi2q	%zmm9, %zmm7, %zmm3
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm11, %zmm6, %zmm4
+	vpermi2q	%zmm9, %zmm7, %zmm4
+	vmovdqu64	%zmm3, (%rdx)
+	vmovdqu64	%zmm4, 64(%rdx)
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpxorq	%zmm12, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
+	vpermi2q	%zmm12, %zmm8, %zmm3
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
+	vpermi2q	%zmm12, %zmm8, %zmm4
+	vmovdqu64	%zmm3, 128(%rdx)
+	vmovdqu64	%zmm4, 192(%rdx)
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
+	vpermi2q	%zmm15, %zmm10, %zmm3
+	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
+	vpermi2q	%zmm15, %zmm10, %zmm4
 	vmovdqu64	%zmm3, 256(%rdx)
 	vmovdqu64	%zmm4, 320(%rdx)
-	vpxorq	%zmm15, %zmm14, %zmm14
-	vpxorq	%zmm14, %zmm2, %zmm2
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm18, %zmm2, %zmm2
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_lo(%rip), %zmm3
-	vpermi2q	%zmm14, %zmm9, %zmm3
+	vpermi2q	%zmm18, %zmm13, %zmm3
 	vmovdqu64	.Laesgen_vaes512_otr_s_open_interleave_hi(%rip), %zmm4
-	vpermi2q	%zmm14, %zmm9, %zmm4
+	vpermi2q	%zmm18, %zmm13, %zmm4
 	vmovdqu64	%zmm3, 384(%rdx)
 	vmovdqu64	%zmm4, 448(%rdx)
 	addq	$512, %rdx
@@ -5778,6 +5802,10 @@ aesgen_vaes512_otr_s_open:
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%rbp
 	.cfi_remember_state
@@ -5802,6 +5830,10 @@ aesgen_vaes512_otr_s_open:
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%rbp
 	.cfi_remember_state
@@ -5825,6 +5857,10 @@ aesgen_vaes512_otr_s_open:
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%rbp
 	.cfi_remember_state

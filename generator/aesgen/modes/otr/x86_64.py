@@ -42,6 +42,11 @@ from .skeleton import VERSIONS, build_all
 # (one batch of 8 registers -> two of 4): zmm 0.098 -> 0.086 (two of 8, dealt again: 0.090),
 # ymm 0.207 -> 0.169, xmm 0.290 -> 0.251
 BATCH = {128: 4, 256: 4, 512: 4}
+# round keys the pipelined zmm loop keeps in registers where the method's round_keys says
+# resident (the last ones; what its two batches leave of the 32 registers), the others
+# read where used. Zen 5 retires 2 zmm loads a cycle, and with every key read where used
+# the loop made 117 loads for 32 blocks (8 a round): the throughput bound's busiest.
+RESIDENT_KEYS = {512: 4}
 # tables read at an offset of a length n: 16 bytes from FIRST_BYTES + 16 - n are n bytes of
 # 0xff then zeros; from PAD_BIT + 16 - n, 0x80 at byte n (none for n = 16); from MARK + n + 1,
 # 0x01 at byte 15 - n (Format's bit before the nonce)
@@ -86,7 +91,8 @@ class KeysInContext(Keys):
     wide: int = 0           # ROUND_KEYS_WIDE's offset
 
     def get(self, b: KernelBuilder, v: VectorOps, r: int, width: int) -> Reg | Mem:
-        if width == 128:        # a load a round, shared by the batch's blocks
+        # xmm: a load a round, shared by the batch's blocks; a resident key: its register
+        if width == 128 or (self.resident is not None and self.resident[r] is not None):
             return super().get(b, v, r, width)
         return Mem(width, base=self.ctx, disp=self.wide + 16 * self.lanes * r)
 
@@ -193,9 +199,25 @@ class Body(GcmBody):
         return KeysInContext(self.ctx, None, 128, lanes=self.k.lanes,
                              wide=lay.offset("ROUND_KEYS_WIDE") if self.k.lanes > 1 else 0)
 
-    def aes_blocks(self, blocks: list[Reg], bits: int) -> None:
+    def loop_keys(self, bits: int) -> Keys:
+        """The pipelined loop's round keys: the last RESIDENT_KEYS of them loaded into
+        registers here (before the loop) where the engine keeps keys resident, the others
+        read where used."""
+        keys, nr = self.keys(), ROUNDS[bits]
+        w = self.k.spec.width
+        n = RESIDENT_KEYS.get(w, 0) if self.k.engine.resident_keys else 0
+        if n:
+            keys.resident = [None] * (nr + 1)
+            for r in range(nr + 1 - n, nr + 1):
+                keys.resident[r] = self.b.vec(w)
+                self.v.load(keys.resident[r], Mem(w, base=self.ctx,
+                                                  disp=keys.wide + 16 * self.k.lanes * r),
+                            aligned=True)
+        return keys
+
+    def aes_blocks(self, blocks: list[Reg], bits: int, keys: Keys | None = None) -> None:
         with self.b.phase("aes"):
-            self.rounds(self.keys(), blocks, 0, ROUNDS[bits], ROUNDS[bits])
+            self.rounds(keys or self.keys(), blocks, 0, ROUNDS[bits], ROUNDS[bits])
 
     # --- init --------------------------------------------------------------------------
     def keep_q(self) -> None:
@@ -555,12 +577,14 @@ class Body(GcmBody):
         with b.region(f"first-{bits}"):
             with b.phase("loop"):
                 isa.compare_jump(b, "b", n, bytes_, none)
+            with b.phase("aes"):
+                keys = self.loop_keys(bits)
             with b.phase("load_store"):
                 prev = begin(regs, w)
                 moved(regs, w, src)
                 with b.phase("loop"):
                     self.a.sub(n, Imm(bytes_))
-                rounds(prev)
+                rounds(prev, keys)
                 middle(prev, bytes_)
         with b.region(f"steady-{bits}"):
             b.bind(top)
@@ -571,7 +595,7 @@ class Body(GcmBody):
                 moved(regs, w, src)
                 with b.phase("loop"):
                     self.a.sub(n, Imm(bytes_))
-                self.beside(lambda: rounds(cur), lambda: rounds(prev))
+                self.beside(lambda: rounds(cur, keys), lambda: rounds(prev, keys))
                 end(prev, 2 * bytes_)
                 moved(regs, w, dst)
                 middle(cur, bytes_)
@@ -583,7 +607,7 @@ class Body(GcmBody):
                 isa.jump(b, top)
         b.bind(drain)
         with b.region(f"drain-{bits}"), b.phase("load_store"):
-            rounds(prev)
+            rounds(prev, keys)
             end(prev, bytes_)
             moved(regs, w, dst)
         b.bind(none)
@@ -699,8 +723,8 @@ class Body(GcmBody):
                 states.append(st)
             return {"regs": regs, "width": width, "xs": xs, "ys": ys, "states": states}
 
-        def rounds(bt: dict) -> None:
-            self.aes_blocks(bt["states"], bits)
+        def rounds(bt: dict, keys: Keys | None = None) -> None:
+            self.aes_blocks(bt["states"], bits, keys)
 
         def back(x, by: int):
             """A block read where used (xmm: a memory operand; ymm: loaded and dealt again
