@@ -55,9 +55,23 @@ MIX_AES = 8
 MIX_CLMUL = (2, 4, 6)
 MIX_SHUFFLE = (4, 6)
 MIX_ROUNDS = 4
-# a mix: (class beside AES, its stream counts, the bench names' infix, the fact's name)
-MIXES = (("clmul", MIX_CLMUL, "", "aes_clmul"), ("shuffle", MIX_SHUFFLE, "shuffle_",
-                                                  "aes_shuffle"))
+
+
+@dataclass(frozen=True)
+class Mix:
+    """AESENC streams beside ``counts`` streams of class ``other`` (the report names its
+    instruction); benches "mix.<other><m>" (alone) and "mix.<other>_both<m>" (interleaved),
+    the pipe fact "aes_<other>_shared"."""
+    other: str
+    counts: tuple[int, ...]
+    instruction: str
+
+    @property
+    def fact(self) -> str:
+        return f"aes_{self.other}"
+
+
+MIXES = (Mix("clmul", MIX_CLMUL, "PCLMULQDQ"), Mix("shuffle", MIX_SHUFFLE, "PSHUFB"))
 # instructions a measurement aims at (about as many cycles); repetitions per process
 TARGET_OPS = {"full": 150_000, "quick": 50_000}
 REPETITIONS = {"full": 60, "quick": 9}
@@ -249,18 +263,18 @@ def plan(flags: set[str] | frozenset[str]) -> Plan:
                                      "(%rdi)" for i in range(STREAM_BODY)), STREAM_BODY),
     ]
     a = [instance(CLASS_ASM[ARCH]["aes"], i) for i in range(MIX_AES)]
-    for other, counts, infix, fact in MIXES:
-        if "aes" not in p.classes or other not in p.classes:
-            needs = ["aes", *NEEDS[other]]
-            p.skipped[f"{fact}_shared"] = f"skipped: needs {' and '.join(needs)}"
+    for mix in MIXES:
+        if "aes" not in p.classes or mix.other not in p.classes:
+            needs = ["aes", *NEEDS[mix.other]]
+            p.skipped[f"{mix.fact}_shared"] = f"skipped: needs {' and '.join(needs)}"
             continue
         if "mix.aes" not in {b.name for b in p.benches}:
             p.benches.append(Bench("mix.aes", tuple(a * MIX_ROUNDS), 1))
-        for m in counts:
-            c = [instance(CLASS_ASM[ARCH][other], MIX_AES + i) for i in range(m)]
+        for m in mix.counts:
+            c = [instance(CLASS_ASM[ARCH][mix.other], MIX_AES + i) for i in range(m)]
             both = [x for pair in zip(a, c + [""] * (MIX_AES - m)) for x in pair if x]
-            p.benches += [Bench(f"mix.{other}{m}", tuple(c * MIX_ROUNDS), 1),
-                          Bench(f"mix.{infix}both{m}", tuple(both * MIX_ROUNDS), 1)]
+            p.benches += [Bench(f"mix.{mix.other}{m}", tuple(c * MIX_ROUNDS), 1),
+                          Bench(f"mix.{mix.other}_both{m}", tuple(both * MIX_ROUNDS), 1)]
     return p
 
 
@@ -467,15 +481,15 @@ def derive(raw: dict[str, Raw], classes: list[str]) -> dict[str, float]:
     out["load.latency"] = c["load.chain"] - 1
     if "load" in classes:
         out["loads_per_cycle"] = out["load.per_cycle"]
-    for other, counts, infix, _ in MIXES:
-        if f"mix.{other}{counts[0]}" not in c:
+    for mix in MIXES:
+        if f"mix.{mix.other}{mix.counts[0]}" not in c:
             continue
-        ta = c["mix.aes"]
-        for m in counts:
-            tc, both = c[f"mix.{other}{m}"], c[f"mix.{infix}both{m}"]
-            out[f"mix.{infix}{m}.balance"] = abs(ta - tc) / (ta + tc)
-            out[f"mix.{infix}{m}.ratio"] = both / (ta + tc)      # 1: shared, max/sum: apart
-            out[f"mix.{infix}{m}.overlap"] = (ta + tc - both) / min(ta, tc)  # 0: shared
+        ta, key = c["mix.aes"], f"mix.{mix.other}_"
+        for m in mix.counts:
+            tc, both = c[f"mix.{mix.other}{m}"], c[f"{key}both{m}"]
+            out[f"{key}{m}.balance"] = abs(ta - tc) / (ta + tc)
+            out[f"{key}{m}.ratio"] = both / (ta + tc)          # 1: shared, max/sum: apart
+            out[f"{key}{m}.overlap"] = (ta + tc - both) / min(ta, tc)    # 0: shared
     return out
 
 
@@ -503,15 +517,16 @@ def measure(flags: set[str] | frozenset[str] | None = None, processes: int = 3,
     facts = {k: stats[k] for k in ("store_forward_latency", "stores_per_cycle",
                                    "loads_per_cycle") if k in stats}
     mixed: dict[str, int] = {}
-    for other, counts, infix, fact in MIXES:
-        if f"mix.{infix}{counts[0]}.balance" not in stats:
+    for mix in MIXES:
+        key = f"mix.{mix.other}_"
+        if f"{key}{mix.counts[0]}.balance" not in stats:
             continue
         # the mix whose two halves take the most equal time alone: there a shared pipe
         # shows most clearly (the sum against the larger half)
-        m = min(counts, key=lambda n: stats[f"mix.{infix}{n}.balance"].median)
-        mixed[other] = m
+        m = min(mix.counts, key=lambda n: stats[f"{key}{n}.balance"].median)
+        mixed[mix.other] = m
         for what in ("ratio", "overlap", "balance"):
-            facts[f"{fact}_{what}"] = stats[f"mix.{infix}{m}.{what}"]
+            facts[f"{mix.fact}_{what}"] = stats[f"{key}{m}.{what}"]
     return Calibration(
         cpu, processes, reps, stats["ticks_per_cycle"],
         {c: stats[f"{c}.latency"] for c in p.classes if f"{c}.latency" in stats},

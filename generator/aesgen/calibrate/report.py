@@ -17,7 +17,6 @@ SOURCE = "measured"
 # time (separate pipes: about all of it; one pipe set: none of it)
 SHARED_BELOW = 0.75
 INT_FACTS = ("store_forward_latency", "loads_per_cycle", "stores_per_cycle")
-MIX_NAMES = {"clmul": "PCLMULQDQ", "shuffle": "PSHUFB"}
 
 
 def snap(x: float) -> int | float:
@@ -50,7 +49,7 @@ def shared_pipes(cal: Calibration, fact: str) -> bool | None:
 def measured_facts(cal: Calibration) -> tuple[dict[str, int], dict[str, bool]]:
     """The core facts (whole numbers, at least 1) and pipe facts measured."""
     core = {k: max(1, int(round(cal.facts[k].median))) for k in INT_FACTS if k in cal.facts}
-    pipes = {f"{fact}_shared": shared_pipes(cal, fact) for *_, fact in MIXES}
+    pipes = {f"{mix.fact}_shared": shared_pipes(cal, mix.fact) for mix in MIXES}
     return core, {k: v for k, v in pipes.items() if v is not None}
 
 
@@ -223,16 +222,16 @@ def render_table(cal: Calibration, base: UarchModel | None, mca: dict[str, Timin
             continue
         mv = _model_fact(base, key)
         lines.append(f"{key:<24}{f'{core[key]}  ({_stat(cal.facts[key])})':<39}{mv}".rstrip())
-    for other, _, _, fact in MIXES:
-        key = f"{fact}_shared"
+    for mix in MIXES:
+        key = f"{mix.fact}_shared"
         if key in pipes:
-            ratio, overlap = cal.facts[f"{fact}_ratio"], cal.facts[f"{fact}_overlap"]
+            ratio, overlap = cal.facts[f"{mix.fact}_ratio"], cal.facts[f"{mix.fact}_overlap"]
             verdict = "yes" if pipes[key] else "no"
             lines.append(f"{key:<24}{verdict + f'  (mix/sum {_stat(ratio)})':<39}"
                          f"{_model_fact(base, key)}".rstrip())
-            lines += [f"{'':<26}{MIX_AES} AESENC + {cal.mixed[other]} "
-                      f"{MIX_NAMES[other]} streams interleaved vs. apart: the mix hides "
-                      f"{overlap.median:.0%}",
+            lines += [f"{'':<26}{MIX_AES} AESENC + {cal.mixed[mix.other]} "
+                      f"{mix.instruction} streams interleaved vs. apart: the mix hides "
+                      f"{overlap.median:.0%}".replace("-0%", "0%"),    # a rounded -0.1%
                       f"{'':<26}of the smaller part's time; shared below {SHARED_BELOW:.0%} "
                       "(separate pipes hide ~100%)"]
         elif key in cal.skipped:
