@@ -701,14 +701,12 @@ def test_gcm_record_path_every_chunk_shape(aead, request) -> None:
 
 @pytest.mark.parametrize("aead", [p for p in _record_path_aeads()
                                   if p.values[0][1]["face"] != "none"], indirect=True)
-def test_gcm_record_path_leaves_face_alone(aead, request) -> None:
-    """The record path runs without FACE (its records are bound by the carry-less
-    multiplies, not the rounds): records it takes, under the prefix the table was filled
-    for and under others, leave the table, its tag and its run of filled entries as they
-    were, byte for byte, from a record of 65 bytes (the shortest that starts as a record
-    does) to the limit, and set COUNTER_SECRET (no batch of theirs may read the table); a
-    record one byte past the limit takes FACE's step: under the table's prefix it finds
-    the entries, under another it empties them."""
+def test_gcm_records_up_to_a_chunk_leave_face_alone(aead, request) -> None:
+    """A one-shot record of at most a chunk (the masked tail alone, every round computed)
+    skips FACE's step: from 65 bytes (the shortest that starts as a record does) to a
+    chunk, under the prefix the table was filled for and under others, it leaves the
+    table, its tag and its run of filled entries as they were, byte for byte, and sets
+    COUNTER_SECRET (no batch of its message may read the table)."""
     info = request.node.callspec.params["aead"][1]
     f = FaceRecords(aead, info, SEED + 31)
     limit = _record_limit(info)
@@ -717,20 +715,53 @@ def test_gcm_record_path_leaves_face_alone(aead, request) -> None:
     before = f.face_state()
     assert f.u64("FILL_COUNT") > 0, "the two long records filled nothing"
     chunk = 64 * info["record_chunk"]
-    lengths = (65, chunk, chunk + 1, f.rng.randrange(chunk + 1, limit), limit, limit)
-    for seq, n in enumerate(lengths, start=3):
+    for seq, n in enumerate((65, f.rng.randrange(66, chunk), chunk), start=3):
         prefix_changes = seq % 2 == 0                  # byte 10 of the nonce differs
         f.record(f.tls(seq + (256 if prefix_changes else 0)), n)
         assert f.face_state() == before, f"a record of {n} bytes touched FACE's state"
-        # the flag that sends any later batch of the message the full way (its table may
-        # be another prefix's)
         assert f.u64("COUNTER_SECRET") == 1, n
-    # (its batches land in the run: that lifts the fill budget, kernels/face_fill.py)
-    f.record(f.tls(9), limit + 1)
-    assert f.face_state(budget=False) == before[:-8], "the table's prefix finds its entries"
+    assert f.ctx.guards_intact()
+
+
+@pytest.mark.parametrize("aead", [p for p in _record_path_aeads()
+                                  if p.values[0][1]["face"] != "none"], indirect=True)
+def test_gcm_records_on_the_record_path_take_face_on_second_sight(aead, request) -> None:
+    """A one-shot record past a chunk up to the record path's limit takes FACE's step
+    (COUNTER_SECRET clear). Under a prefix the table does not hold it empties the table
+    and fills nothing: the prefix is seen once, and fresh nonces never come back to read
+    what a record would store. The next record under that prefix fills the entries of its
+    registers and runs from them; later records the run covers store nothing, and a longer
+    one grows the run. A record one byte past the limit (the batch loop) finds the entries
+    too."""
+    info = request.node.callspec.params["aead"][1]
+    f = FaceRecords(aead, info, SEED + 32)
+    limit, chunk = _record_limit(info), 64 * info["record_chunk"]
+    f.record(f.tls(1), limit + 512)                     # a table under the prefix
+    f.record(f.tls(2), limit + 512)
+    assert f.u64("FILL_COUNT") > 0
+    short = f.rng.randrange(chunk + 1, limit - 200)
+    regs = -(-short // 64)
+    f.record(f.tls(3 + 256), short)                     # another prefix: emptied, none filled
     assert f.u64("COUNTER_SECRET") == 0
-    f.record(f.tls(10 + 256), limit + 1)               # FACE's step: a new prefix empties it
-    assert f.face_state(budget=False) != before[:-8]
+    assert (f.u64("FILL_START"), f.u64("FILL_COUNT")) == (0, 0)
+    seen = f.face_state()
+    f.record(f.rng.randbytes(12), short)                # fresh nonces: never a fill
+    f.record(f.rng.randbytes(12), limit)
+    assert f.u64("FILL_COUNT") == 0
+    f.record(f.tls(3 + 256), short)                     # that prefix's first record again
+    assert f.face_state() == seen, "a first record under a prefix stored entries"
+    f.record(f.tls(4 + 256), short)                     # seen twice: its registers filled
+    assert (f.u64("FILL_START"), f.u64("FILL_COUNT")) == (2, 4 * regs)
+    filled = f.face_state()
+    f.record(f.tls(5 + 256), short - 1)                 # covered: nothing stored
+    assert f.face_state(budget=False) == filled[:-8]
+    f.record(f.tls(6 + 256), limit)                     # longer: overlaps, so the run grows
+    assert (f.u64("FILL_START"), f.u64("FILL_COUNT")) == (2, 4 * (limit // 64))
+    grown = f.face_state(budget=False)
+    f.record(f.tls(7 + 256), limit + 1)                 # the batch loop finds them
+    assert f.u64("COUNTER_SECRET") == 0
+    assert f.face_state(budget=False)[:16 * (2 + 4 * (limit // 64))] == \
+        grown[:16 * (2 + 4 * (limit // 64))]
     assert f.ctx.guards_intact()
 
 

@@ -11,7 +11,9 @@ What is particular to zmm, each checked here:
   - the streaming state it leaves (KEYSTREAM and PENDING of a partial block): messages
     cut into pieces that end inside a register, continued by the next call;
   - the batches with FACE: a run of TLS-style records (a static IV XOR a sequence
-    number) whose table fills and is then used (read in the context);
+    number) whose table fills and is then used (read in the context); the same for the
+    one-shot record path's records (1420 bytes), whose fill waits for a nonce prefix's
+    second record;
   - inc32 wrapping inside the lanes of one register: a 16-byte nonce built so that J0
     ends in 0xfffffff5 (J0 = N H^2 ^ L H is linear in N, so N is solved for).
 
@@ -245,6 +247,61 @@ def test_tls_records_fill_the_face_table_and_use_it(preset, info):
             rounds
     else:
         assert rounds[0] - rounds[3] == skipped, rounds
+
+
+@pytest.mark.parametrize("preset, info", [p for p in AEADS if p.values[1]["face"] != "none"
+                                           and p.values[1].get("record_chunk")])
+def test_tls_records_on_the_record_path_fill_the_table_on_second_sight(preset, info):
+    """One-shot records the record path takes (more than a chunk, at most the powers of H
+    a batch keeps: 1420 bytes, a TLS record), under TLS 1.3 nonces: the first record
+    sees the nonce prefix (counter bytes 0, 5, 10) and computes every round, filling
+    nothing (a record is a whole message: fresh nonces would never read what it stored);
+    the second fills the entries of its whole registers (in15 = 2 on) and runs from them;
+    from the third on the run covers the record and no entry is stored, and every register
+    starts after FACE's rounds. A record of other nonce bytes takes the full path and
+    empties the run; the same lengths under fresh random nonces never fill."""
+    k = Emulated(preset, info)
+    rng = random.Random(1420)
+    face = {"r1": 1, "r2": 2}[info["face"]]
+    sbox = {"gfni": "vgf2p8affineinvqb"}.get(info["method"], "vaesenc")
+    for bits in (128, 256):
+        key, iv = rng.randbytes(bits // 8), rng.randbytes(12)
+        k.init(key)
+        regs = -(-1420 // 64)                     # registers of 4 blocks the record takes
+        rounds = []
+        for seq in range(5):
+            nonce = iv[:4] + bytes(a ^ b for a, b in zip(iv[4:], seq.to_bytes(8, "big")))
+            aad, pt = rng.randbytes(13), rng.randbytes(1420 - 16 * (seq == 4))
+            before = k.m.counts()[sbox]
+            ct, tag = k.seal(nonce, aad, pt)
+            rounds.append(k.m.counts()[sbox] - before)
+            what = f"AES-{bits}, record {seq}"
+            assert (ct, tag) == model.seal(key, nonce, aad, pt, 16), what
+            run = (k.field("FILL_START"), k.field("FILL_COUNT"))
+            assert run == ((0, 0) if seq == 0 else (2, 4 * regs)), f"{what}: run {run}"
+            if seq == 0:
+                assert k.field("FILL_BUDGET") == 2, what       # seen once, nothing stored
+        # records 2..4 skip FACE's rounds of every register the record path computes
+        # (chunks, then the masked tail's registers: a power of two up to a chunk, so
+        # the tail's last registers may lie past the message); record 1 also runs FACE's
+        # rounds of the registers it fills (record 4 is a block shorter, same registers)
+        chunk, rest, computed = info["record_chunk"], 1420 - 64 * info["record_chunk"], 0
+        while rest > 64 * chunk:
+            rest, computed = rest - 64 * chunk, computed + chunk
+        computed += chunk + min(chunk, 1 << (-(-rest // 64) - 1).bit_length())
+        assert rounds[0] - rounds[2] == face * computed, (rounds, computed)
+        assert rounds[1] - rounds[2] == face * regs, rounds
+        assert rounds[2] == rounds[3] == rounds[4], rounds
+        other = bytes([iv[0] ^ 1]) + iv[1:]       # counter byte 0: another table
+        pt = rng.randbytes(1420)
+        ct, tag = k.seal(other, b"", pt)
+        assert (ct, tag) == model.seal(key, other, b"", pt, 16)
+        assert (k.field("FILL_START"), k.field("FILL_COUNT")) == (0, 0)
+        for n in range(4):                        # fresh nonces: nothing filled, ever
+            nonce, pt = rng.randbytes(12), rng.randbytes(rng.randint(513, 1536))
+            ct, tag = k.seal(nonce, b"", pt)
+            assert (ct, tag) == model.seal(key, nonce, b"", pt, 16), f"fresh {n}"
+            assert k.field("FILL_COUNT") == 0, f"fresh {n}"
 
 
 def _sliced_sbox_ternaries(preset: str, variant: str) -> int:

@@ -16,7 +16,7 @@
  *   aesgen_bitsliced256_gcm_r1_init   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r1_seal   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
  *   aesgen_bitsliced256_gcm_r1_open   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
- *   aesgen_bitsliced256_gcm_r1_start   requires PCLMULQDQ, AVX
+ *   aesgen_bitsliced256_gcm_r1_start   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r1_aad   requires PCLMULQDQ, AVX
  *   aesgen_bitsliced256_gcm_r1_encrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
  *   aesgen_bitsliced256_gcm_r1_decrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
@@ -16238,8 +16238,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -17423,8 +17423,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -18600,8 +18600,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -19857,8 +19857,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6208(%rbx)
@@ -21042,8 +21042,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6208(%rbx)
@@ -22219,8 +22219,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6208(%rbx)
@@ -29702,8 +29702,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -30887,8 +30887,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -32064,8 +32064,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -33320,8 +33320,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -34505,8 +34505,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -35682,8 +35682,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -39853,7 +39853,7 @@ aesgen_bitsliced256_gcm_r1_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: PCLMULQDQ, AVX
+# Requires: PCLMULQDQ, AVX, AVX2
 	.text
 	.globl	aesgen_bitsliced256_gcm_r1_start
 	.type	aesgen_bitsliced256_gcm_r1_start, @function
@@ -40286,8 +40286,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm1
 	vmovdqa	6144(%rdi), %xmm0
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -41471,8 +41471,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm1
 	vmovdqa	6144(%rdi), %xmm0
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -42648,8 +42648,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm1
 	vmovdqa	6144(%rdi), %xmm0
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -50192,8 +50192,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -54506,8 +54506,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -60319,8 +60319,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -64633,8 +64633,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -70422,8 +70422,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -74704,8 +74704,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -82177,8 +82177,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -89161,8 +89161,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -96113,8 +96113,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)

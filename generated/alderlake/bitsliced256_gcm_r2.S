@@ -16,7 +16,7 @@
  *   aesgen_bitsliced256_gcm_r2_init   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r2_seal   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
  *   aesgen_bitsliced256_gcm_r2_open   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
- *   aesgen_bitsliced256_gcm_r2_start   requires PCLMULQDQ, AVX
+ *   aesgen_bitsliced256_gcm_r2_start   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r2_aad   requires PCLMULQDQ, AVX
  *   aesgen_bitsliced256_gcm_r2_encrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
  *   aesgen_bitsliced256_gcm_r2_decrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
@@ -16413,8 +16413,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -17773,8 +17773,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -19126,8 +19126,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -20558,8 +20558,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6208(%rbx)
@@ -21918,8 +21918,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6208(%rbx)
@@ -23271,8 +23271,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6208(%rbx)
@@ -30926,8 +30926,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -32286,8 +32286,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -33639,8 +33639,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -35070,8 +35070,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -36430,8 +36430,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -37783,8 +37783,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rbx), %xmm1
 	vmovdqa	6144(%rbx), %xmm0
-	vmovdqa	%xmm2, 6272(%rbx)
-	vmovdqa	%xmm2, 6288(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rbx)
@@ -41951,7 +41951,7 @@ aesgen_bitsliced256_gcm_r2_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: PCLMULQDQ, AVX
+# Requires: PCLMULQDQ, AVX, AVX2
 	.text
 	.globl	aesgen_bitsliced256_gcm_r2_start
 	.type	aesgen_bitsliced256_gcm_r2_start, @function
@@ -42559,8 +42559,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm1
 	vmovdqa	6144(%rdi), %xmm0
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -43919,8 +43919,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm1
 	vmovdqa	6144(%rdi), %xmm0
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -45272,8 +45272,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm1
 	vmovdqa	6144(%rdi), %xmm0
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -52806,8 +52806,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -57113,8 +57113,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -62919,8 +62919,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -67226,8 +67226,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -73033,8 +73033,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -77333,8 +77333,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -84784,8 +84784,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -91761,8 +91761,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)
@@ -98731,8 +98731,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	6080(%rdi), %xmm0
 	vmovdqa	6144(%rdi), %ymm1
-	vmovdqa	%xmm2, 6272(%rdi)
-	vmovdqa	%xmm2, 6288(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6272(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6208(%rdi)

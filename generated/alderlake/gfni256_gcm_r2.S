@@ -16,7 +16,7 @@
  *   aesgen_gfni256_gcm_r2_init   requires PCLMULQDQ, AVX, GFNI
  *   aesgen_gfni256_gcm_r2_seal   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
  *   aesgen_gfni256_gcm_r2_open   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
- *   aesgen_gfni256_gcm_r2_start   requires PCLMULQDQ, AVX, GFNI
+ *   aesgen_gfni256_gcm_r2_start   requires PCLMULQDQ, AVX, AVX2, GFNI
  *   aesgen_gfni256_gcm_r2_aad   requires PCLMULQDQ, AVX
  *   aesgen_gfni256_gcm_r2_encrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
  *   aesgen_gfni256_gcm_r2_decrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
@@ -3599,8 +3599,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -3751,8 +3751,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -3867,8 +3867,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -4080,8 +4080,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 544(%rbx)
@@ -4232,8 +4232,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 544(%rbx)
@@ -4348,8 +4348,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 544(%rbx)
@@ -7484,8 +7484,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -7636,8 +7636,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -7752,8 +7752,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -7964,8 +7964,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -8116,8 +8116,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -8232,8 +8232,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -9462,7 +9462,7 @@ aesgen_gfni256_gcm_r2_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: PCLMULQDQ, AVX, GFNI
+# Requires: PCLMULQDQ, AVX, AVX2, GFNI
 	.text
 	.globl	aesgen_gfni256_gcm_r2_start
 	.type	aesgen_gfni256_gcm_r2_start, @function
@@ -9572,8 +9572,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -9724,8 +9724,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -9840,8 +9840,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -13146,8 +13146,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -15751,8 +15751,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -17932,8 +17932,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -19881,8 +19881,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -22089,8 +22089,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -24346,8 +24346,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -28028,8 +28028,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -30834,8 +30834,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -33744,8 +33744,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)

@@ -16,7 +16,7 @@
  *   aesgen_vaes256_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r1_seal   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r1_open   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   aesgen_vaes256_gcm_r1_start   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_vaes256_gcm_r1_start   requires AESNI, PCLMULQDQ, AVX, AVX2
  *   aesgen_vaes256_gcm_r1_aad   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r1_encrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r1_decrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
@@ -1928,8 +1928,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -1971,8 +1971,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -2006,8 +2006,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -2125,8 +2125,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 640(%rbx)
@@ -2168,8 +2168,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 640(%rbx)
@@ -2203,8 +2203,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 640(%rbx)
@@ -3802,8 +3802,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -3845,8 +3845,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -3880,8 +3880,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -3998,8 +3998,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -4041,8 +4041,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -4076,8 +4076,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -4965,7 +4965,7 @@ aesgen_vaes256_gcm_r1_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2
 	.text
 	.globl	aesgen_vaes256_gcm_r1_start
 	.type	aesgen_vaes256_gcm_r1_start, @function
@@ -5059,8 +5059,8 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -5102,8 +5102,8 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -5137,8 +5137,8 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -6941,8 +6941,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -8097,8 +8097,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -8973,8 +8973,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -9985,8 +9985,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -10879,8 +10879,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -11963,8 +11963,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -13707,8 +13707,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -15018,8 +15018,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -16365,8 +16365,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)

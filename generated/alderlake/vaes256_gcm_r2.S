@@ -16,7 +16,7 @@
  *   aesgen_vaes256_gcm_r2_init   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r2_seal   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r2_open   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   aesgen_vaes256_gcm_r2_start   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_vaes256_gcm_r2_start   requires AESNI, PCLMULQDQ, AVX, AVX2
  *   aesgen_vaes256_gcm_r2_aad   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r2_encrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r2_decrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
@@ -1930,8 +1930,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -1975,8 +1975,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -2012,8 +2012,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -2133,8 +2133,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 640(%rbx)
@@ -2178,8 +2178,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 640(%rbx)
@@ -2215,8 +2215,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 640(%rbx)
@@ -3816,8 +3816,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -3861,8 +3861,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -3898,8 +3898,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -4018,8 +4018,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -4063,8 +4063,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -4100,8 +4100,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rbx)
-	vmovdqa	%xmm2, 720(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rbx)
@@ -4989,7 +4989,7 @@ aesgen_vaes256_gcm_r2_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2
 	.text
 	.globl	aesgen_vaes256_gcm_r2_start
 	.type	aesgen_vaes256_gcm_r2_start, @function
@@ -5085,8 +5085,8 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -5130,8 +5130,8 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -5167,8 +5167,8 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -6964,8 +6964,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -8113,8 +8113,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -8982,8 +8982,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -9987,8 +9987,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -10874,8 +10874,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -11951,8 +11951,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -13688,8 +13688,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -14992,8 +14992,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)
@@ -16332,8 +16332,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
-	vmovdqa	%xmm2, 720(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 704(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 640(%rdi)

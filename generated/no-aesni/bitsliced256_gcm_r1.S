@@ -11640,8 +11640,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -12825,8 +12825,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -14002,8 +14002,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -21607,8 +21607,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -22792,8 +22792,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -23969,8 +23969,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -31603,8 +31603,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm1
 	vmovdqa	14400(%rdi), %xmm0
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -32788,8 +32788,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm1
 	vmovdqa	14400(%rdi), %xmm0
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -33965,8 +33965,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm1
 	vmovdqa	14400(%rdi), %xmm0
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -46069,8 +46069,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -51523,8 +51523,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -57947,8 +57947,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -63401,8 +63401,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -69801,8 +69801,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -75223,8 +75223,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -84792,8 +84792,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -93242,8 +93242,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -101660,8 +101660,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm5, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)

@@ -11815,8 +11815,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -13175,8 +13175,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -14528,8 +14528,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -22305,8 +22305,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -23665,8 +23665,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -25018,8 +25018,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rbx), %xmm1
 	vmovdqa	14400(%rbx), %xmm0
-	vmovdqa	%xmm2, 14528(%rbx)
-	vmovdqa	%xmm2, 14544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 14464(%rbx)
@@ -32824,8 +32824,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm1
 	vmovdqa	14400(%rdi), %xmm0
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -34184,8 +34184,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm1
 	vmovdqa	14400(%rdi), %xmm0
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -35537,8 +35537,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm1
 	vmovdqa	14400(%rdi), %xmm0
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -47631,8 +47631,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -53078,8 +53078,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -59495,8 +59495,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -64942,8 +64942,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -71360,8 +71360,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -76800,8 +76800,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -86347,8 +86347,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -94790,8 +94790,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)
@@ -103226,8 +103226,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm6, %xmm2
 	vmovdqa	14336(%rdi), %xmm0
 	vmovdqa	14400(%rdi), %ymm1
-	vmovdqa	%xmm2, 14528(%rdi)
-	vmovdqa	%xmm2, 14544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 14528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 14464(%rdi)

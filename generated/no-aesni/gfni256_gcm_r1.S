@@ -2348,8 +2348,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -2491,8 +2491,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -2598,8 +2598,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -6930,8 +6930,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -7073,8 +7073,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -7180,8 +7180,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -11541,8 +11541,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -11684,8 +11684,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -11791,8 +11791,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -19359,8 +19359,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -22054,8 +22054,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -24485,8 +24485,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -26652,8 +26652,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -29065,8 +29065,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -31480,8 +31480,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -36045,8 +36045,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -39395,8 +39395,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -42789,8 +42789,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)

@@ -2357,8 +2357,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -2509,8 +2509,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -2625,8 +2625,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -6966,8 +6966,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -7118,8 +7118,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -7234,8 +7234,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rbx)
-	vmovdqa	%xmm2, 8944(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 8880(%rbx)
@@ -11604,8 +11604,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -11756,8 +11756,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -11872,8 +11872,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -19416,8 +19416,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -22087,8 +22087,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -24494,8 +24494,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -26637,8 +26637,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -29026,8 +29026,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -31417,8 +31417,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -35958,8 +35958,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -39284,8 +39284,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)
@@ -42654,8 +42654,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 8928(%rdi)
-	vmovdqa	%xmm2, 8944(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 8880(%rdi)

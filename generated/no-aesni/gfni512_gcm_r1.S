@@ -2313,10 +2313,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -2444,10 +2442,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -2543,10 +2539,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -6792,10 +6786,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -6923,10 +6915,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -7022,10 +7012,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -11341,10 +11329,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -11472,10 +11458,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -11571,10 +11555,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -18880,10 +18862,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -22085,10 +22065,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -24503,10 +24481,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm13, %xmm13
 	vpternlogd	$150, %xmm13, %xmm14, %xmm11
 	vpxorq	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 9088(%rdi)
-	vmovdqa64	%xmm11, 9104(%rdi)
-	vmovdqa64	%xmm11, 9120(%rdi)
-	vmovdqa64	%xmm11, 9136(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -27248,10 +27224,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm13, %xmm13
 	vpternlogd	$150, %xmm13, %xmm14, %xmm11
 	vpxorq	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 9088(%rdi)
-	vmovdqa64	%xmm11, 9104(%rdi)
-	vmovdqa64	%xmm11, 9120(%rdi)
-	vmovdqa64	%xmm11, 9136(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -29646,10 +29620,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -32603,10 +32575,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -37847,10 +37817,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -41706,10 +41674,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm13, %xmm13
 	vpternlogd	$150, %xmm13, %xmm14, %xmm11
 	vpxorq	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 9088(%rdi)
-	vmovdqa64	%xmm11, 9104(%rdi)
-	vmovdqa64	%xmm11, 9120(%rdi)
-	vmovdqa64	%xmm11, 9136(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -45598,10 +45564,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)

@@ -2321,10 +2321,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -2460,10 +2458,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -2567,10 +2563,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -6824,10 +6818,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -6963,10 +6955,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -7070,10 +7060,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rbx)
-	vmovdqa64	%xmm2, 9104(%rbx)
-	vmovdqa64	%xmm2, 9120(%rbx)
-	vmovdqa64	%xmm2, 9136(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 9024(%rbx)
@@ -11397,10 +11385,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -11536,10 +11522,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -11643,10 +11627,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 9088(%rdi)
-	vmovdqa64	%xmm2, 9104(%rdi)
-	vmovdqa64	%xmm2, 9120(%rdi)
-	vmovdqa64	%xmm2, 9136(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -18931,10 +18913,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -22115,10 +22095,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -24514,10 +24492,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 9088(%rdi)
-	vmovdqa64	%xmm10, 9104(%rdi)
-	vmovdqa64	%xmm10, 9120(%rdi)
-	vmovdqa64	%xmm10, 9136(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -27242,10 +27218,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 9088(%rdi)
-	vmovdqa64	%xmm10, 9104(%rdi)
-	vmovdqa64	%xmm10, 9120(%rdi)
-	vmovdqa64	%xmm10, 9136(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -29619,10 +29593,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -32555,10 +32527,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -37778,10 +37748,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -41619,10 +41587,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 9088(%rdi)
-	vmovdqa64	%xmm10, 9104(%rdi)
-	vmovdqa64	%xmm10, 9120(%rdi)
-	vmovdqa64	%xmm10, 9136(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)
@@ -45490,10 +45456,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm14, %xmm14
 	vpternlogd	$150, %xmm14, %xmm15, %xmm12
 	vpxorq	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 9088(%rdi)
-	vmovdqa64	%xmm12, 9104(%rdi)
-	vmovdqa64	%xmm12, 9120(%rdi)
-	vmovdqa64	%xmm12, 9136(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 9088(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 9024(%rdi)

@@ -14653,10 +14653,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -15492,10 +15490,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -16323,10 +16319,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout1128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -17234,10 +17228,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -18073,10 +18065,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -18904,10 +18894,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout1128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -24359,10 +24347,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -25198,10 +25184,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -26029,10 +26013,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout1128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -26939,10 +26921,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -27778,10 +27758,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -28609,10 +28587,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout1128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -32092,10 +32068,8 @@ aesgen_bitsliced512_gcm_r1_start:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_start_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_start_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -32931,10 +32905,8 @@ aesgen_bitsliced512_gcm_r1_start:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_start_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_start_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -33762,10 +33734,8 @@ aesgen_bitsliced512_gcm_r1_start:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_start_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_start_bs_unlayout1128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -39498,10 +39468,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -42737,10 +42705,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -47392,10 +47358,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -50631,10 +50595,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -55262,10 +55224,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout1128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -58469,10 +58429,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout1128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -64637,10 +64595,8 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -69013,10 +68969,8 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_unlayout3128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -73357,10 +73311,8 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_unlayout1128(%rip), %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)

@@ -14775,10 +14775,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -15736,10 +15734,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -16690,10 +16686,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bs_unlayout2128(%rip), %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -17723,10 +17717,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -18684,10 +18676,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -19638,10 +19628,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bs_unlayout2128(%rip), %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -25212,10 +25200,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -26173,10 +26159,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -27127,10 +27111,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_open_bs_unlayout2128(%rip), %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -28159,10 +28141,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -29120,10 +29100,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -30074,10 +30052,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_open_bs_unlayout2128(%rip), %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rbx)
-	vmovdqa64	%xmm2, 12560(%rbx)
-	vmovdqa64	%xmm2, 12576(%rbx)
-	vmovdqa64	%xmm2, 12592(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rbx)
@@ -33676,10 +33652,8 @@ aesgen_bitsliced512_gcm_r2_start:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -34637,10 +34611,8 @@ aesgen_bitsliced512_gcm_r2_start:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -35591,10 +35563,8 @@ aesgen_bitsliced512_gcm_r2_start:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_start_bs_unlayout2128(%rip), %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -41299,10 +41269,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -44513,10 +44481,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -49143,10 +49109,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -52357,10 +52321,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -56988,10 +56950,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_unlayout2128(%rip), %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -60195,10 +60155,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_unlayout2128(%rip), %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -66329,10 +66287,8 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -70680,10 +70636,8 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm2, %xmm16
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)
@@ -75024,10 +74978,8 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm11
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_unlayout2128(%rip), %xmm7, %xmm7
 	vmovdqa64	%xmm7, %xmm2
-	vmovdqa64	%xmm2, 12544(%rdi)
-	vmovdqa64	%xmm2, 12560(%rdi)
-	vmovdqa64	%xmm2, 12576(%rdi)
-	vmovdqa64	%xmm2, 12592(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 12544(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 12480(%rdi)

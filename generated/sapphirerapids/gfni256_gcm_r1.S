@@ -16,7 +16,7 @@
  *   aesgen_gfni256_gcm_r1_init   requires PCLMULQDQ, AVX, GFNI
  *   aesgen_gfni256_gcm_r1_seal   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
  *   aesgen_gfni256_gcm_r1_open   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
- *   aesgen_gfni256_gcm_r1_start   requires PCLMULQDQ, AVX, GFNI
+ *   aesgen_gfni256_gcm_r1_start   requires PCLMULQDQ, AVX, AVX2, GFNI
  *   aesgen_gfni256_gcm_r1_aad   requires PCLMULQDQ, AVX
  *   aesgen_gfni256_gcm_r1_encrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
  *   aesgen_gfni256_gcm_r1_decrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
@@ -3590,8 +3590,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -3733,8 +3733,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -3840,8 +3840,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -4044,8 +4044,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 544(%rbx)
@@ -4187,8 +4187,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 544(%rbx)
@@ -4294,8 +4294,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 544(%rbx)
@@ -7421,8 +7421,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -7564,8 +7564,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -7671,8 +7671,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -7874,8 +7874,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -8017,8 +8017,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -8124,8 +8124,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rbx)
-	vmovdqa	%xmm2, 624(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rbx)
@@ -9354,7 +9354,7 @@ aesgen_gfni256_gcm_r1_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: PCLMULQDQ, AVX, GFNI
+# Requires: PCLMULQDQ, AVX, AVX2, GFNI
 	.text
 	.globl	aesgen_gfni256_gcm_r1_start
 	.type	aesgen_gfni256_gcm_r1_start, @function
@@ -9455,8 +9455,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -9598,8 +9598,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -9705,8 +9705,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -13043,8 +13043,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -15680,8 +15680,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -17893,8 +17893,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -19874,8 +19874,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -22114,8 +22114,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -24403,8 +24403,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -28117,8 +28117,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -30955,8 +30955,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)
@@ -33897,8 +33897,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
-	vmovdqa	%xmm2, 624(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 608(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 544(%rdi)

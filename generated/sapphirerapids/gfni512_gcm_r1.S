@@ -4114,10 +4114,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4245,10 +4243,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4344,10 +4340,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4538,10 +4532,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4669,10 +4661,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4768,10 +4758,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7424,10 +7412,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7555,10 +7541,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7654,10 +7638,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7847,10 +7829,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7978,10 +7958,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -8077,10 +8055,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -9274,10 +9250,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -9405,10 +9379,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -9504,10 +9476,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -13435,10 +13405,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -17080,10 +17048,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -24367,10 +24333,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -27100,10 +27064,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -33833,10 +33795,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -36990,10 +36950,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -46005,10 +45963,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -51305,10 +51261,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -56593,10 +56547,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)

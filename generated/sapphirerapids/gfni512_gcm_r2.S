@@ -4122,10 +4122,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4261,10 +4259,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4368,10 +4364,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4570,10 +4564,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4709,10 +4701,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4816,10 +4806,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7480,10 +7468,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7619,10 +7605,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7726,10 +7710,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -7927,10 +7909,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -8066,10 +8046,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -8173,10 +8151,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -9378,10 +9354,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -9517,10 +9491,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -9624,10 +9596,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -13506,10 +13476,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -17102,10 +17070,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -24340,10 +24306,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -27024,10 +26988,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -33708,10 +33670,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -36816,10 +36776,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -45788,10 +45746,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -51039,10 +50995,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -56278,10 +56232,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
 	vpternlogd	$150, %xmm10, %xmm11, %xmm8
 	vpxorq	%xmm9, %xmm8, %xmm8
-	vmovdqa64	%xmm8, 1728(%rdi)
-	vmovdqa64	%xmm8, 1744(%rdi)
-	vmovdqa64	%xmm8, 1760(%rdi)
-	vmovdqa64	%xmm8, 1776(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)

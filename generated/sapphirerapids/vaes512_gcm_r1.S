@@ -2582,10 +2582,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2627,10 +2625,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2664,10 +2660,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2785,10 +2779,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2830,10 +2822,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2867,10 +2857,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4205,10 +4193,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4250,10 +4236,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4287,10 +4271,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4407,10 +4389,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4452,10 +4432,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4489,10 +4467,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -5383,10 +5359,8 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -5428,10 +5402,8 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -5465,10 +5437,8 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -7215,10 +7185,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -8330,10 +8298,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -11909,10 +11875,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -12880,10 +12844,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -16361,10 +16323,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -17404,10 +17364,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -21817,10 +21775,8 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -24158,10 +24114,8 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -26495,10 +26449,8 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)

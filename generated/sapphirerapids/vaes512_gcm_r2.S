@@ -2584,10 +2584,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2631,10 +2629,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2670,10 +2666,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2793,10 +2787,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2840,10 +2832,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -2879,10 +2869,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4219,10 +4207,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4266,10 +4252,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4305,10 +4289,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4427,10 +4409,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4474,10 +4454,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -4513,10 +4491,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rbx)
-	vmovdqa64	%xmm2, 1744(%rbx)
-	vmovdqa64	%xmm2, 1760(%rbx)
-	vmovdqa64	%xmm2, 1776(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rbx)
@@ -5409,10 +5385,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -5456,10 +5430,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -5495,10 +5467,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1728(%rdi)
-	vmovdqa64	%xmm2, 1744(%rdi)
-	vmovdqa64	%xmm2, 1760(%rdi)
-	vmovdqa64	%xmm2, 1776(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -7238,10 +7208,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm12, %xmm11, %xmm11
 	vmovdqa64	32(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -8346,10 +8314,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm12, %xmm11, %xmm11
 	vmovdqa64	32(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -11920,10 +11886,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm11, %xmm10, %xmm10
 	vmovdqa64	32(%rdi), %xmm11
 	vaesenc	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 1728(%rdi)
-	vmovdqa64	%xmm10, 1744(%rdi)
-	vmovdqa64	%xmm10, 1760(%rdi)
-	vmovdqa64	%xmm10, 1776(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -12888,10 +12852,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm11, %xmm10, %xmm10
 	vmovdqa64	32(%rdi), %xmm11
 	vaesenc	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 1728(%rdi)
-	vmovdqa64	%xmm10, 1744(%rdi)
-	vmovdqa64	%xmm10, 1760(%rdi)
-	vmovdqa64	%xmm10, 1776(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -16362,10 +16324,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm12, %xmm11, %xmm11
 	vmovdqa64	32(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -17398,10 +17358,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm12, %xmm11, %xmm11
 	vmovdqa64	32(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -21804,10 +21762,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm12, %xmm11, %xmm11
 	vmovdqa64	32(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -24141,10 +24097,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm11, %xmm10, %xmm10
 	vmovdqa64	32(%rdi), %xmm11
 	vaesenc	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 1728(%rdi)
-	vmovdqa64	%xmm10, 1744(%rdi)
-	vmovdqa64	%xmm10, 1760(%rdi)
-	vmovdqa64	%xmm10, 1776(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)
@@ -26471,10 +26425,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm12, %xmm11, %xmm11
 	vmovdqa64	32(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 1728(%rdi)
-	vmovdqa64	%xmm11, 1744(%rdi)
-	vmovdqa64	%xmm11, 1760(%rdi)
-	vmovdqa64	%xmm11, 1776(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 1728(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 1664(%rdi)

@@ -16,7 +16,7 @@
  *   aesgen_bitsliced256_gcm_r1_init   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r1_seal   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r1_open   requires PCLMULQDQ, AVX, AVX2
- *   aesgen_bitsliced256_gcm_r1_start   requires PCLMULQDQ, AVX
+ *   aesgen_bitsliced256_gcm_r1_start   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r1_aad   requires PCLMULQDQ, AVX
  *   aesgen_bitsliced256_gcm_r1_encrypt   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r1_decrypt   requires PCLMULQDQ, AVX, AVX2
@@ -16773,8 +16773,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -17994,8 +17994,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -19207,8 +19207,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -20500,8 +20500,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6464(%rbx)
@@ -21721,8 +21721,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6464(%rbx)
@@ -22934,8 +22934,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6464(%rbx)
@@ -30641,8 +30641,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -31862,8 +31862,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -33075,8 +33075,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -34367,8 +34367,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -35588,8 +35588,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -36801,8 +36801,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -41100,7 +41100,7 @@ aesgen_bitsliced256_gcm_r1_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: PCLMULQDQ, AVX
+# Requires: PCLMULQDQ, AVX, AVX2
 	.text
 	.globl	aesgen_bitsliced256_gcm_r1_start
 	.type	aesgen_bitsliced256_gcm_r1_start, @function
@@ -41540,8 +41540,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm1
 	vmovdqa	6400(%rdi), %xmm0
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -42761,8 +42761,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm1
 	vmovdqa	6400(%rdi), %xmm0
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -43974,8 +43974,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm1
 	vmovdqa	6400(%rdi), %xmm0
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -51725,8 +51725,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -56461,8 +56461,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -62526,8 +62526,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -67262,8 +67262,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -73303,8 +73303,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -78007,8 +78007,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -86075,8 +86075,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -93575,8 +93575,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -101043,8 +101043,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm8, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)

@@ -16,7 +16,7 @@
  *   aesgen_bitsliced256_gcm_r2_init   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r2_seal   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
  *   aesgen_bitsliced256_gcm_r2_open   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
- *   aesgen_bitsliced256_gcm_r2_start   requires PCLMULQDQ, AVX
+ *   aesgen_bitsliced256_gcm_r2_start   requires PCLMULQDQ, AVX, AVX2
  *   aesgen_bitsliced256_gcm_r2_aad   requires PCLMULQDQ, AVX
  *   aesgen_bitsliced256_gcm_r2_encrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
  *   aesgen_bitsliced256_gcm_r2_decrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ
@@ -16955,8 +16955,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -18358,8 +18358,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -19754,8 +19754,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -21229,8 +21229,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6464(%rbx)
@@ -22632,8 +22632,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6464(%rbx)
@@ -24028,8 +24028,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 6464(%rbx)
@@ -31914,8 +31914,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -33317,8 +33317,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -34713,8 +34713,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -36187,8 +36187,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -37590,8 +37590,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -38986,8 +38986,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rbx), %xmm1
 	vmovdqa	6400(%rbx), %xmm0
-	vmovdqa	%xmm2, 6528(%rbx)
-	vmovdqa	%xmm2, 6544(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rbx)
@@ -43282,7 +43282,7 @@ aesgen_bitsliced256_gcm_r2_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: PCLMULQDQ, AVX
+# Requires: PCLMULQDQ, AVX, AVX2
 	.text
 	.globl	aesgen_bitsliced256_gcm_r2_start
 	.type	aesgen_bitsliced256_gcm_r2_start, @function
@@ -43904,8 +43904,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm1
 	vmovdqa	6400(%rdi), %xmm0
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -45307,8 +45307,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm1
 	vmovdqa	6400(%rdi), %xmm0
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -46703,8 +46703,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm1
 	vmovdqa	6400(%rdi), %xmm0
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -54448,8 +54448,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -58877,8 +58877,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -64863,8 +64863,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -69292,8 +69292,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -75279,8 +75279,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -79701,8 +79701,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -87371,8 +87371,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -94564,8 +94564,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)
@@ -101750,8 +101750,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm7, %xmm2
 	vmovdqa	6336(%rdi), %xmm0
 	vmovdqa	6400(%rdi), %ymm1
-	vmovdqa	%xmm2, 6528(%rdi)
-	vmovdqa	%xmm2, 6544(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 6528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 6464(%rdi)

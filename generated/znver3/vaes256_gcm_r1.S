@@ -16,7 +16,7 @@
  *   aesgen_vaes256_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r1_seal   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r1_open   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   aesgen_vaes256_gcm_r1_start   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_vaes256_gcm_r1_start   requires AESNI, PCLMULQDQ, AVX, AVX2
  *   aesgen_vaes256_gcm_r1_aad   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r1_encrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r1_decrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
@@ -1978,8 +1978,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -2021,8 +2021,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -2056,8 +2056,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -2175,8 +2175,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 896(%rbx)
@@ -2218,8 +2218,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 896(%rbx)
@@ -2253,8 +2253,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 896(%rbx)
@@ -3866,8 +3866,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -3909,8 +3909,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -3944,8 +3944,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -4062,8 +4062,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -4105,8 +4105,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -4140,8 +4140,8 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -5041,7 +5041,7 @@ aesgen_vaes256_gcm_r1_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2
 	.text
 	.globl	aesgen_vaes256_gcm_r1_start
 	.type	aesgen_vaes256_gcm_r1_start, @function
@@ -5135,8 +5135,8 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -5178,8 +5178,8 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -5213,8 +5213,8 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -7029,8 +7029,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -8193,8 +8193,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -9078,8 +9078,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -10098,8 +10098,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -11001,8 +11001,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -12093,8 +12093,8 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -13854,8 +13854,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -15179,8 +15179,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -16540,8 +16540,8 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)

@@ -15223,10 +15223,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -16190,10 +16188,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -17150,10 +17146,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm8
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -18189,10 +18183,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -19156,10 +19148,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -20116,10 +20106,8 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_seal_bs_m0f128(%rip), %xmm3, %xmm8
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -25729,10 +25717,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -26696,10 +26682,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -27656,10 +27640,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm8
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_open_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -28694,10 +28676,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -29661,10 +29641,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -30621,10 +30599,8 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_open_bs_m0f128(%rip), %xmm3, %xmm8
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_open_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -34248,10 +34224,8 @@ aesgen_bitsliced512_gcm_r2_start:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -35215,10 +35189,8 @@ aesgen_bitsliced512_gcm_r2_start:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -36175,10 +36147,8 @@ aesgen_bitsliced512_gcm_r2_start:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_start_bs_m0f128(%rip), %xmm3, %xmm8
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_start_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -41919,10 +41889,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -45165,10 +45133,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -49824,10 +49790,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -53070,10 +53034,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -57730,10 +57692,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -60969,10 +60929,8 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -67151,10 +67109,8 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -71539,10 +71495,8 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm2, %xmm15
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -75920,10 +75874,8 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm8
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)

@@ -16,7 +16,7 @@
  *   aesgen_gfni256_gcm_r2_init   requires PCLMULQDQ, AVX, GFNI
  *   aesgen_gfni256_gcm_r2_seal   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
  *   aesgen_gfni256_gcm_r2_open   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
- *   aesgen_gfni256_gcm_r2_start   requires PCLMULQDQ, AVX, GFNI
+ *   aesgen_gfni256_gcm_r2_start   requires PCLMULQDQ, AVX, AVX2, GFNI
  *   aesgen_gfni256_gcm_r2_aad   requires PCLMULQDQ, AVX
  *   aesgen_gfni256_gcm_r2_encrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
  *   aesgen_gfni256_gcm_r2_decrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
@@ -3631,8 +3631,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -3783,8 +3783,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -3899,8 +3899,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -4112,8 +4112,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 704(%rbx)
@@ -4264,8 +4264,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 704(%rbx)
@@ -4380,8 +4380,8 @@ aesgen_gfni256_gcm_r2_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 704(%rbx)
@@ -7530,8 +7530,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -7682,8 +7682,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -7798,8 +7798,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -8010,8 +8010,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -8162,8 +8162,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -8278,8 +8278,8 @@ aesgen_gfni256_gcm_r2_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -9520,7 +9520,7 @@ aesgen_gfni256_gcm_r2_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: PCLMULQDQ, AVX, GFNI
+# Requires: PCLMULQDQ, AVX, AVX2, GFNI
 	.text
 	.globl	aesgen_gfni256_gcm_r2_start
 	.type	aesgen_gfni256_gcm_r2_start, @function
@@ -9630,8 +9630,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -9782,8 +9782,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -9898,8 +9898,8 @@ aesgen_gfni256_gcm_r2_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -13216,8 +13216,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -15829,8 +15829,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -18019,8 +18019,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -19976,8 +19976,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -22193,8 +22193,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -24458,8 +24458,8 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -28157,8 +28157,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -30977,8 +30977,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -33901,8 +33901,8 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)

@@ -4310,10 +4310,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4441,10 +4439,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4540,10 +4536,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4734,10 +4728,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4865,10 +4857,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4964,10 +4954,8 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -7631,10 +7619,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -7762,10 +7748,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -7861,10 +7845,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -8054,10 +8036,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -8185,10 +8165,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -8284,10 +8262,8 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -9491,10 +9467,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -9622,10 +9596,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -9721,10 +9693,8 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -13658,10 +13628,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -17311,10 +17279,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -24618,10 +24584,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -27359,10 +27323,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -34112,10 +34074,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -37277,10 +37237,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -46326,10 +46284,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -51640,10 +51596,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -56942,10 +56896,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)

@@ -4318,10 +4318,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4457,10 +4455,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4564,10 +4560,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4766,10 +4760,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4905,10 +4897,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -5012,10 +5002,8 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -7687,10 +7675,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -7826,10 +7812,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -7933,10 +7917,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -8134,10 +8116,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -8273,10 +8253,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -8380,10 +8358,8 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -9595,10 +9571,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -9734,10 +9708,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -9841,10 +9813,8 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm4, %xmm4
 	vpternlogd	$150, %xmm4, %xmm5, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -13729,10 +13699,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -17333,10 +17301,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -24591,10 +24557,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -27283,10 +27247,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -33987,10 +33949,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -37103,10 +37063,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -46109,10 +46067,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -51374,10 +51330,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -56627,10 +56581,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm12, %xmm12
 	vpternlogd	$150, %xmm12, %xmm13, %xmm10
 	vpxorq	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)

@@ -2778,10 +2778,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -2823,10 +2821,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -2860,10 +2856,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -2981,10 +2975,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -3026,10 +3018,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -3063,10 +3053,8 @@ aesgen_vaes512_gcm_r1_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4412,10 +4400,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4457,10 +4443,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4494,10 +4478,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4614,10 +4596,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4659,10 +4639,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4696,10 +4674,8 @@ aesgen_vaes512_gcm_r1_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -5600,10 +5576,8 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -5645,10 +5619,8 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -5682,10 +5654,8 @@ aesgen_vaes512_gcm_r1_start:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -7438,10 +7408,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm14, %xmm13, %xmm13
 	vmovdqa64	16(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -8561,10 +8529,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm14, %xmm13, %xmm13
 	vmovdqa64	16(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -12164,10 +12130,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 2816(%rdi)
-	vmovdqa64	%xmm11, 2832(%rdi)
-	vmovdqa64	%xmm11, 2848(%rdi)
-	vmovdqa64	%xmm11, 2864(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -13151,10 +13115,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 2816(%rdi)
-	vmovdqa64	%xmm11, 2832(%rdi)
-	vmovdqa64	%xmm11, 2848(%rdi)
-	vmovdqa64	%xmm11, 2864(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -16652,10 +16614,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm14, %xmm13, %xmm13
 	vmovdqa64	16(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -17703,10 +17663,8 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpxorq	%xmm14, %xmm13, %xmm13
 	vmovdqa64	16(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -22150,10 +22108,8 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm14, %xmm13, %xmm13
 	vmovdqa64	16(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -24511,10 +24467,8 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm12, %xmm11, %xmm11
 	vmovdqa64	16(%rdi), %xmm12
 	vaesenc	%xmm12, %xmm11, %xmm11
-	vmovdqa64	%xmm11, 2816(%rdi)
-	vmovdqa64	%xmm11, 2832(%rdi)
-	vmovdqa64	%xmm11, 2848(%rdi)
-	vmovdqa64	%xmm11, 2864(%rdi)
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vmovdqu64	%zmm11, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -26862,10 +26816,8 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpxorq	%xmm14, %xmm13, %xmm13
 	vmovdqa64	16(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)

@@ -2780,10 +2780,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -2827,10 +2825,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -2866,10 +2862,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -2989,10 +2983,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -3036,10 +3028,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -3075,10 +3065,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4426,10 +4414,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4473,10 +4459,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4512,10 +4496,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4634,10 +4616,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4681,10 +4661,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -4720,10 +4698,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rbx)
-	vmovdqa64	%xmm2, 2832(%rbx)
-	vmovdqa64	%xmm2, 2848(%rbx)
-	vmovdqa64	%xmm2, 2864(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rbx)
@@ -5626,10 +5602,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -5673,10 +5647,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -5712,10 +5684,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 2816(%rdi)
-	vmovdqa64	%xmm2, 2832(%rdi)
-	vmovdqa64	%xmm2, 2848(%rdi)
-	vmovdqa64	%xmm2, 2864(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -7461,10 +7431,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm14, %xmm13, %xmm13
 	vmovdqa64	32(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -8577,10 +8545,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm14, %xmm13, %xmm13
 	vmovdqa64	32(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -12175,10 +12141,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm11, %xmm10, %xmm10
 	vmovdqa64	32(%rdi), %xmm11
 	vaesenc	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -13159,10 +13123,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm11, %xmm10, %xmm10
 	vmovdqa64	32(%rdi), %xmm11
 	vaesenc	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -16655,10 +16617,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm13, %xmm12, %xmm12
 	vmovdqa64	32(%rdi), %xmm13
 	vaesenc	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 2816(%rdi)
-	vmovdqa64	%xmm12, 2832(%rdi)
-	vmovdqa64	%xmm12, 2848(%rdi)
-	vmovdqa64	%xmm12, 2864(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -17703,10 +17663,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm13, %xmm12, %xmm12
 	vmovdqa64	32(%rdi), %xmm13
 	vaesenc	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 2816(%rdi)
-	vmovdqa64	%xmm12, 2832(%rdi)
-	vmovdqa64	%xmm12, 2848(%rdi)
-	vmovdqa64	%xmm12, 2864(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -22143,10 +22101,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm14, %xmm13, %xmm13
 	vmovdqa64	32(%rdi), %xmm14
 	vaesenc	%xmm14, %xmm13, %xmm13
-	vmovdqa64	%xmm13, 2816(%rdi)
-	vmovdqa64	%xmm13, 2832(%rdi)
-	vmovdqa64	%xmm13, 2848(%rdi)
-	vmovdqa64	%xmm13, 2864(%rdi)
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vmovdqu64	%zmm13, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -24500,10 +24456,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm11, %xmm10, %xmm10
 	vmovdqa64	32(%rdi), %xmm11
 	vaesenc	%xmm11, %xmm10, %xmm10
-	vmovdqa64	%xmm10, 2816(%rdi)
-	vmovdqa64	%xmm10, 2832(%rdi)
-	vmovdqa64	%xmm10, 2848(%rdi)
-	vmovdqa64	%xmm10, 2864(%rdi)
+	vshufi32x4	$0, %zmm10, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)
@@ -26847,10 +26801,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm13, %xmm12, %xmm12
 	vmovdqa64	32(%rdi), %xmm13
 	vaesenc	%xmm13, %xmm12, %xmm12
-	vmovdqa64	%xmm12, 2816(%rdi)
-	vmovdqa64	%xmm12, 2832(%rdi)
-	vmovdqa64	%xmm12, 2848(%rdi)
-	vmovdqa64	%xmm12, 2864(%rdi)
+	vshufi32x4	$0, %zmm12, %zmm12, %zmm12
+	vmovdqu64	%zmm12, 2816(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 2752(%rdi)

@@ -15100,10 +15100,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -15944,10 +15942,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -16780,10 +16776,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout1128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -17696,10 +17690,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -18540,10 +18532,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -19376,10 +19366,8 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_seal_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bs_unlayout1128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -24869,10 +24857,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -25713,10 +25699,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -26549,10 +26533,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout1128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -27464,10 +27446,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -28308,10 +28288,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -29144,10 +29122,8 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_open_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bs_unlayout1128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rbx)
-	vmovdqa64	%xmm2, 13648(%rbx)
-	vmovdqa64	%xmm2, 13664(%rbx)
-	vmovdqa64	%xmm2, 13680(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rbx)
@@ -32651,10 +32627,8 @@ aesgen_bitsliced512_gcm_r1_start:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_start_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_start_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -33495,10 +33469,8 @@ aesgen_bitsliced512_gcm_r1_start:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_start_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_start_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -34331,10 +34303,8 @@ aesgen_bitsliced512_gcm_r1_start:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_start_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_start_bs_unlayout1128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -40103,10 +40073,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -43374,10 +43342,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -48058,10 +48024,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -51329,10 +51293,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -55989,10 +55951,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout1128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -59228,10 +59188,8 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_unlayout1128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -65444,10 +65402,8 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -69857,10 +69813,8 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_unlayout3128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)
@@ -74238,10 +74192,8 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpternlogd	$228, .Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_m0f128(%rip), %xmm3, %xmm12
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_unlayout1128(%rip), %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm2
-	vmovdqa64	%xmm2, 13632(%rdi)
-	vmovdqa64	%xmm2, 13648(%rdi)
-	vmovdqa64	%xmm2, 13664(%rdi)
-	vmovdqa64	%xmm2, 13680(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 13632(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 13568(%rdi)

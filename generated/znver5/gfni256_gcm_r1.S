@@ -16,7 +16,7 @@
  *   aesgen_gfni256_gcm_r1_init   requires PCLMULQDQ, AVX, GFNI
  *   aesgen_gfni256_gcm_r1_seal   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
  *   aesgen_gfni256_gcm_r1_open   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
- *   aesgen_gfni256_gcm_r1_start   requires PCLMULQDQ, AVX, GFNI
+ *   aesgen_gfni256_gcm_r1_start   requires PCLMULQDQ, AVX, AVX2, GFNI
  *   aesgen_gfni256_gcm_r1_aad   requires PCLMULQDQ, AVX
  *   aesgen_gfni256_gcm_r1_encrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
  *   aesgen_gfni256_gcm_r1_decrypt   requires PCLMULQDQ, AVX, AVX2, VPCLMULQDQ, GFNI
@@ -3622,8 +3622,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -3765,8 +3765,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -3872,8 +3872,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -4076,8 +4076,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 704(%rbx)
@@ -4219,8 +4219,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 704(%rbx)
@@ -4326,8 +4326,8 @@ aesgen_gfni256_gcm_r1_seal:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 704(%rbx)
@@ -7467,8 +7467,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -7610,8 +7610,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -7717,8 +7717,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -7920,8 +7920,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -8063,8 +8063,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -8170,8 +8170,8 @@ aesgen_gfni256_gcm_r1_open:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rbx)
-	vmovdqa	%xmm2, 784(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rbx)
@@ -9412,7 +9412,7 @@ aesgen_gfni256_gcm_r1_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: PCLMULQDQ, AVX, GFNI
+# Requires: PCLMULQDQ, AVX, AVX2, GFNI
 	.text
 	.globl	aesgen_gfni256_gcm_r1_start
 	.type	aesgen_gfni256_gcm_r1_start, @function
@@ -9513,8 +9513,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -9656,8 +9656,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -9763,8 +9763,8 @@ aesgen_gfni256_gcm_r1_start:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -13113,8 +13113,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -15758,8 +15758,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -17980,8 +17980,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -19969,8 +19969,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -22218,8 +22218,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -24515,8 +24515,8 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -28246,8 +28246,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -31098,8 +31098,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)
@@ -34054,8 +34054,8 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 768(%rdi)
-	vmovdqa	%xmm2, 784(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 768(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 704(%rdi)

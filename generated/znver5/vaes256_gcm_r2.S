@@ -16,7 +16,7 @@
  *   aesgen_vaes256_gcm_r2_init   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r2_seal   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r2_open   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   aesgen_vaes256_gcm_r2_start   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_vaes256_gcm_r2_start   requires AESNI, PCLMULQDQ, AVX, AVX2
  *   aesgen_vaes256_gcm_r2_aad   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r2_encrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r2_decrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
@@ -1980,8 +1980,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -2025,8 +2025,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -2062,8 +2062,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -2183,8 +2183,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 896(%rbx)
@@ -2228,8 +2228,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 896(%rbx)
@@ -2265,8 +2265,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
 	movq	%rdx, 896(%rbx)
@@ -3880,8 +3880,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -3925,8 +3925,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -3962,8 +3962,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -4082,8 +4082,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -4127,8 +4127,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -4164,8 +4164,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rbx)
-	vmovdqa	%xmm2, 976(%rbx)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rbx)
@@ -5065,7 +5065,7 @@ aesgen_vaes256_gcm_r2_open:
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
 # Returns 0, or -1 for nonce_len 0 or a context without a key.
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2
 	.text
 	.globl	aesgen_vaes256_gcm_r2_start
 	.type	aesgen_vaes256_gcm_r2_start, @function
@@ -5161,8 +5161,8 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -5206,8 +5206,8 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -5243,8 +5243,8 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -7052,8 +7052,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -8209,8 +8209,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -9087,8 +9087,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -10100,8 +10100,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -10996,8 +10996,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -12081,8 +12081,8 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -13835,8 +13835,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -15153,8 +15153,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)
@@ -16507,8 +16507,8 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi)
-	vmovdqa	%xmm2, 976(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm2
+	vmovdqu	%ymm2, 960(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 896(%rdi)

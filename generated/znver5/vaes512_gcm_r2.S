@@ -3280,7 +3280,7 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
-	cmpq	$1536, %rax
+	cmpq	$512, %rax
 	ja	.Laesgen_vaes512_gcm_r2_seal_record_faced
 	movq	$1, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
@@ -3420,10 +3420,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -3467,10 +3465,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -3506,10 +3502,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -3629,10 +3623,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -3676,10 +3668,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -3715,10 +3705,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -5066,10 +5054,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -5113,10 +5099,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -5152,10 +5136,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -5274,10 +5256,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -5321,10 +5301,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -5360,10 +5338,8 @@ aesgen_vaes512_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rbx), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rbx)
-	vmovdqa64	%xmm2, 3856(%rbx)
-	vmovdqa64	%xmm2, 3872(%rbx)
-	vmovdqa64	%xmm2, 3888(%rbx)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rbx)
@@ -6266,10 +6242,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rdi)
-	vmovdqa64	%xmm2, 3856(%rdi)
-	vmovdqa64	%xmm2, 3872(%rdi)
-	vmovdqa64	%xmm2, 3888(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -6313,10 +6287,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rdi)
-	vmovdqa64	%xmm2, 3856(%rdi)
-	vmovdqa64	%xmm2, 3872(%rdi)
-	vmovdqa64	%xmm2, 3888(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -6352,10 +6324,8 @@ aesgen_vaes512_gcm_r2_start:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa64	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 3840(%rdi)
-	vmovdqa64	%xmm2, 3856(%rdi)
-	vmovdqa64	%xmm2, 3872(%rdi)
-	vmovdqa64	%xmm2, 3888(%rdi)
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -8341,10 +8311,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -9925,10 +9893,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -12937,6 +12903,1978 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end256
 .Laesgen_vaes512_gcm_r2_encrypt_data_chunks256:
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full256
+	vmovd	%xmm1, %eax
+	movzbl	%al, %r9d
+	leaq	63(%rdx), %r10
+	shrq	$6, %r10
+	shlq	$2, %r10
+	leaq	28(%r9,%r10,1), %r11
+	cmpq	$256, %r11
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full256
+	shrq	$8, %rax
+	cmpq	3776(%rdi), %rax
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full256
+	movq	%r9, %rax
+	subq	3800(%rdi), %rax
+	andq	$255, %rax
+	movq	%rax, %r11
+	addq	%r10, %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	3808(%rdi), %rbx
+	addq	%r10, %rbx
+	subq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3
+	movq	$0xffff, 3816(%rdi)
+	addq	%r10, %rax
+	cmpq	3808(%rdi), %rax
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_record_filled256
+.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3:
+	cmpq	$0, 3808(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before
+	cmpq	$1, 3816(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before
+	movq	$2, 3816(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full256
+.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before:
+	cmpq	$0, 3816(%rdi)
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full256
+	subq	$1, 3816(%rdi)
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	movq	%r9, %rax
+	shlq	$4, %rax
+	movq	%r10, %r11
+	shrq	$2, %r11
+.Laesgen_vaes512_gcm_r2_encrypt_data_fill_record256:
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vbroadcasti32x4	(%rdi), %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm3, %zmm3
+	vpxorq	3840(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 3904(%rdi,%rax,1)
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
+	addq	$64, %rax
+	subq	$1, %r11
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_fill_record256
+	movq	%r9, %rax
+	subq	3800(%rdi), %rax
+	andq	$255, %rax
+	movq	3808(%rdi), %r11
+	cmpq	%r11, %rax
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3
+	addq	%r10, %rax
+	cmpq	%r11, %rax
+	cmovaq	%rax, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3
+	movq	$0, 3800(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3:
+	movq	%r11, 3808(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3:
+	movq	%r9, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3:
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_filled256:
+	shlq	$4, %r9
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_fast256:
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r10
+	andq	$-16, %r10
+	testq	%r8, %r8
+	cmoveq	%r10, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vpshufd	$78, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
+	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
+	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
+	movq	3744(%rdi), %r10
+	shlq	$3, %r10
+	movq	3752(%rdi), %r11
+	shlq	$3, %r11
+	xorq	%rbx, %rbx
+	testq	%r8, %r8
+	cmoveq	%rbx, %r10
+	cmoveq	%rbx, %r11
+	vmovq	%r11, %xmm4
+	vmovq	%r10, %xmm5
+	vpunpcklqdq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	80(%rdi), %zmm4
+	vbroadcasti32x4	96(%rdi), %zmm5
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vbroadcasti32x4	128(%rdi), %zmm7
+	vbroadcasti32x4	144(%rdi), %zmm8
+	vbroadcasti32x4	160(%rdi), %zmm9
+	vbroadcasti32x4	176(%rdi), %zmm10
+	vbroadcasti32x4	192(%rdi), %zmm11
+	vbroadcasti32x4	208(%rdi), %zmm12
+	vbroadcasti32x4	224(%rdi), %zmm13
+	vmovdqu64	3904(%rdi,%r9,1), %zmm14
+	vpxorq	3840(%rdi), %zmm14, %zmm14
+	vmovdqu64	3968(%rdi,%r9,1), %zmm15
+	vpxorq	3840(%rdi), %zmm15, %zmm15
+	vmovdqu64	4032(%rdi,%r9,1), %zmm16
+	vpxorq	3840(%rdi), %zmm16, %zmm16
+	vmovdqu64	4096(%rdi,%r9,1), %zmm17
+	vpxorq	3840(%rdi), %zmm17, %zmm17
+	vmovdqu64	4160(%rdi,%r9,1), %zmm18
+	vpxorq	3840(%rdi), %zmm18, %zmm18
+	vmovdqu64	4224(%rdi,%r9,1), %zmm19
+	vpxorq	3840(%rdi), %zmm19, %zmm19
+	vmovdqu64	4288(%rdi,%r9,1), %zmm20
+	vpxorq	3840(%rdi), %zmm20, %zmm20
+	vmovdqu64	4352(%rdi,%r9,1), %zmm21
+	vpxorq	3840(%rdi), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	48(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	64(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %r9
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top256:
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last256
+	vmovdqu64	3904(%rdi,%r9,1), %zmm14
+	vpxorq	3840(%rdi), %zmm14, %zmm14
+	vmovdqu64	3968(%rdi,%r9,1), %zmm15
+	vpxorq	3840(%rdi), %zmm15, %zmm15
+	vmovdqu64	4032(%rdi,%r9,1), %zmm16
+	vpxorq	3840(%rdi), %zmm16, %zmm16
+	vmovdqu64	4096(%rdi,%r9,1), %zmm17
+	vpxorq	3840(%rdi), %zmm17, %zmm17
+	vmovdqu64	4160(%rdi,%r9,1), %zmm18
+	vpxorq	3840(%rdi), %zmm18, %zmm18
+	vmovdqu64	4224(%rdi,%r9,1), %zmm19
+	vpxorq	3840(%rdi), %zmm19, %zmm19
+	vmovdqu64	4288(%rdi,%r9,1), %zmm20
+	vpxorq	3840(%rdi), %zmm20, %zmm20
+	vmovdqu64	4352(%rdi,%r9,1), %zmm21
+	vpxorq	3840(%rdi), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	48(%rdi), %zmm22
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vmovdqu64	-128(%rcx), %zmm23
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vmovdqu64	-64(%rcx), %zmm24
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vmovdqu64	384(%rax), %zmm25
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vmovdqu64	448(%rax), %zmm26
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vbroadcasti32x4	64(%rdi), %zmm22
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm22, %zmm14, %zmm14
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm22, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm22, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm22, %zmm17, %zmm17
+	vaesenc	%zmm22, %zmm18, %zmm18
+	vpclmulqdq	$0, 2000(%rax), %zmm27, %zmm25
+	vaesenc	%zmm22, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm27
+	vaesenc	%zmm22, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm27, %zmm27
+	vaesenc	%zmm22, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm22
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$0, 2064(%rax), %zmm27, %zmm26
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpternlogd	$150, %zmm22, %zmm28, %zmm3
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm0
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm25, %zmm2
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vmovdqu64	-256(%rcx), %zmm22
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vmovdqu64	-192(%rcx), %zmm23
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vmovdqu64	256(%rax), %zmm24
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vmovdqu64	320(%rax), %zmm25
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$0, 1872(%rax), %zmm26, %zmm24
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$0, 1936(%rax), %zmm26, %zmm25
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vmovdqu64	-384(%rcx), %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vmovdqu64	-320(%rcx), %zmm23
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vmovdqu64	128(%rax), %zmm24
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vmovdqu64	192(%rax), %zmm25
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpclmulqdq	$0, 1744(%rax), %zmm26, %zmm24
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpclmulqdq	$0, 1808(%rax), %zmm26, %zmm25
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vmovdqu64	-512(%rcx), %zmm22
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vmovdqu64	-448(%rcx), %zmm23
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vmovdqu64	(%rax), %zmm24
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vmovdqu64	64(%rax), %zmm25
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vpclmulqdq	$0, 1616(%rax), %zmm26, %zmm24
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vpclmulqdq	$0, 1680(%rax), %zmm26, %zmm25
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %rax
+	addq	$512, %r9
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top256
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last256:
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1cf_256
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm5
+	vpaddd	%xmm5, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm5
+	vmovdqu64	-128(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm8
+	vmovdqu64	-64(%rax), %zmm9
+	vbroadcasti32x4	64(%rdi), %zmm5
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1488(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm5
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 1552(%rax), %zmm10, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm5, %zmm8, %zmm2
+	vbroadcasti32x4	96(%rdi), %zmm5
+	vmovdqu64	-256(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-256(%rax), %zmm8
+	vmovdqu64	-192(%rax), %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm5
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 1424(%rax), %zmm10, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm5, %zmm8, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm5
+	vmovdqu64	-384(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-384(%rax), %zmm8
+	vmovdqu64	-320(%rax), %zmm9
+	vbroadcasti32x4	160(%rdi), %zmm5
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm5
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 1296(%rax), %zmm10, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm5, %zmm8, %zmm2
+	vbroadcasti32x4	192(%rdi), %zmm5
+	vmovdqu64	-512(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm9
+	vbroadcasti32x4	208(%rdi), %zmm5
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vbroadcasti32x4	224(%rdi), %zmm5
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenclast	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 1168(%rax), %zmm10, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm5, %zmm8, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr10_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr10_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr10_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr1256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr1256:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr1256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1cf_256:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2cf_256
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm6
+	vpaddd	%xmm6, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vmovdqu64	-128(%rax), %zmm9
+	vmovdqu64	-64(%rax), %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm10
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vmovdqu64	-192(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vmovdqu64	-256(%rax), %zmm9
+	vmovdqu64	-192(%rax), %zmm10
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, 1360(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm11, %zmm10
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vmovdqu64	-384(%rax), %zmm9
+	vmovdqu64	-320(%rax), %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, 1232(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm11, %zmm10
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vmovdqu64	-512(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vmovdqu64	-448(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vmovdqu64	-512(%rax), %zmm9
+	vmovdqu64	-448(%rax), %zmm10
+	vbroadcasti32x4	208(%rdi), %zmm6
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, 1104(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vbroadcasti32x4	224(%rdi), %zmm6
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vaesenclast	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm11, %zmm10
+	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr20_256
+	vmovdqu64	(%rsi), %zmm6
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm6
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr21_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr21_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr21_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr20_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr20_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr20_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2256:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr2256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2cf_256:
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4cf_256
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vpxorq	3840(%rdi), %zmm6, %zmm6
+	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vpxorq	3840(%rdi), %zmm7, %zmm7
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm8
+	vpaddd	%xmm8, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm8
+	vmovdqu64	-128(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-128(%rax), %zmm11
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vmovdqu64	-64(%rax), %zmm12
+	vbroadcasti32x4	64(%rdi), %zmm8
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1488(%rax), %zmm13, %zmm11
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpshufd	$78, %zmm10, %zmm13
+	vbroadcasti32x4	80(%rdi), %zmm8
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, 1552(%rax), %zmm13, %zmm12
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vbroadcasti32x4	96(%rdi), %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-256(%rax), %zmm11
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vmovdqu64	-192(%rax), %zmm12
+	vbroadcasti32x4	112(%rdi), %zmm8
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1360(%rax), %zmm13, %zmm11
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpshufd	$78, %zmm10, %zmm13
+	vbroadcasti32x4	128(%rdi), %zmm8
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, 1424(%rax), %zmm13, %zmm12
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm8
+	vmovdqu64	-384(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vmovdqu64	-320(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-384(%rax), %zmm11
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vmovdqu64	-320(%rax), %zmm12
+	vbroadcasti32x4	160(%rdi), %zmm8
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1232(%rax), %zmm13, %zmm11
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpshufd	$78, %zmm10, %zmm13
+	vbroadcasti32x4	176(%rdi), %zmm8
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, 1296(%rax), %zmm13, %zmm12
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vbroadcasti32x4	192(%rdi), %zmm8
+	vmovdqu64	-512(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vmovdqu64	-448(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-512(%rax), %zmm11
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vmovdqu64	-448(%rax), %zmm12
+	vbroadcasti32x4	208(%rdi), %zmm8
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rax), %zmm13, %zmm11
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpshufd	$78, %zmm10, %zmm13
+	vbroadcasti32x4	224(%rdi), %zmm8
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, 1168(%rax), %zmm13, %zmm12
+	vaesenclast	%zmm8, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenclast	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr40_256
+	vmovdqu64	(%rsi), %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr41_256
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr42_256
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr43_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr43_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr43_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_256
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr40_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr40_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr40_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr41_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr41_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr41_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr42_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr42_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr42_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_256
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4256:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr4256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4cf_256:
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vpxorq	3840(%rdi), %zmm6, %zmm6
+	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vpxorq	3840(%rdi), %zmm7, %zmm7
+	vmovdqu64	4160(%rdi,%r9,1), %zmm8
+	vpxorq	3840(%rdi), %zmm8, %zmm8
+	vmovdqu64	4224(%rdi,%r9,1), %zmm9
+	vpxorq	3840(%rdi), %zmm9, %zmm9
+	vmovdqu64	4288(%rdi,%r9,1), %zmm10
+	vpxorq	3840(%rdi), %zmm10, %zmm10
+	vmovdqu64	4352(%rdi,%r9,1), %zmm11
+	vpxorq	3840(%rdi), %zmm11, %zmm11
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm12
+	vpaddd	%xmm12, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm12
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vmovdqu64	-128(%rax), %zmm15
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vmovdqu64	-64(%rax), %zmm16
+	vbroadcasti32x4	64(%rdi), %zmm12
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1488(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpshufd	$78, %zmm14, %zmm17
+	vbroadcasti32x4	80(%rdi), %zmm12
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, 1552(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vbroadcasti32x4	96(%rdi), %zmm12
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vmovdqu64	-256(%rax), %zmm15
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vmovdqu64	-192(%rax), %zmm16
+	vbroadcasti32x4	112(%rdi), %zmm12
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpshufd	$78, %zmm14, %zmm17
+	vbroadcasti32x4	128(%rdi), %zmm12
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm12
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vmovdqu64	-384(%rax), %zmm15
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vmovdqu64	-320(%rax), %zmm16
+	vbroadcasti32x4	160(%rdi), %zmm12
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpshufd	$78, %zmm14, %zmm17
+	vbroadcasti32x4	176(%rdi), %zmm12
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vbroadcasti32x4	192(%rdi), %zmm12
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vmovdqu64	-512(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vmovdqu64	-512(%rax), %zmm15
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vmovdqu64	-448(%rax), %zmm16
+	vbroadcasti32x4	208(%rdi), %zmm12
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpshufd	$78, %zmm14, %zmm17
+	vbroadcasti32x4	224(%rdi), %zmm12
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenclast	%zmm12, %zmm5, %zmm5
+	vaesenclast	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
+	vaesenclast	%zmm12, %zmm8, %zmm8
+	vaesenclast	%zmm12, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenclast	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenclast	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf0_256
+	vmovdqu64	(%rsi), %zmm12
+	vpxorq	%zmm12, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm12, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf1_256
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm12
+	vpxorq	%zmm12, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf2_256
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf3_256
+	vmovdqu64	192(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf4_256
+	vmovdqu64	256(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm4
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf5_256
+	vmovdqu64	320(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm4
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf6_256
+	vmovdqu64	384(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm10, %zmm4
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm11, %zmm4
+	vmovdqu8	%zmm4, 448(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf7_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 448(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2064(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_256
+	vmovdqu64	%zmm11, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf0_256:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf0_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_256
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf1_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_256
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf2_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_256
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf3_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_256
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 256(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf4_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_256
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm9, %zmm4
+	vmovdqu8	%zmm4, 320(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf5_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 320(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_256
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm10, %zmm4
+	vmovdqu8	%zmm4, 384(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf6_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_256
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_256
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf256:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcf256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_record_done256
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_full256:
 	leaq	31(%rdx), %rax
 	andq	$-16, %rax
 	movq	%rdx, %r9
@@ -13141,9 +15079,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
-.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top256_2:
 	cmpq	$512, %rdx
-	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last256
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last256_2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
@@ -13381,8 +15319,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$512, %rcx
 	subq	$512, %rdx
 	addq	$512, %rax
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top256
-.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top256_2
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last256_2:
 	cmpq	$64, %rdx
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_256
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
@@ -14939,6 +16877,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm3, %xmm0
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedc256:
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_done256:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end256
 .Laesgen_vaes512_gcm_r2_encrypt_data_small256:
 	testq	%rdx, %rdx
@@ -17438,12 +19377,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
-	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4
 	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
 	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_128
-.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3:
+.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4:
 	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
 	subq	$1, 3816(%rdi)
@@ -17650,21 +19589,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	andq	$255, %rax
 	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4
 	addq	$48, %rax
 	cmpq	%r10, %rax
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4
 	movq	$0, 3800(%rdi)
 	movq	$256, %r10
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3:
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4:
 	movq	%r10, 3808(%rdi)
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4:
 	movq	%r9, 3800(%rdi)
 	movq	$48, 3808(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3:
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -17891,10 +19830,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -18201,12 +20138,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
-	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5
 	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
 	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128
-.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4:
+.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5:
 	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128
 	subq	$1, 3816(%rdi)
@@ -18549,21 +20486,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	andq	$255, %rax
 	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5
 	addq	$48, %rax
 	cmpq	%r10, %rax
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5
 	movq	$0, 3800(%rdi)
 	movq	$256, %r10
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4:
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5:
 	movq	%r10, 3808(%rdi)
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5:
 	movq	%r9, 3800(%rdi)
 	movq	$48, 3808(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4:
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -19267,10 +21204,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -22151,6 +24086,1832 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end128
 .Laesgen_vaes512_gcm_r2_encrypt_data_chunks128:
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full128
+	vmovd	%xmm1, %eax
+	movzbl	%al, %r9d
+	leaq	63(%rdx), %r10
+	shrq	$6, %r10
+	shlq	$2, %r10
+	leaq	28(%r9,%r10,1), %r11
+	cmpq	$256, %r11
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full128
+	shrq	$8, %rax
+	cmpq	3776(%rdi), %rax
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full128
+	movq	%r9, %rax
+	subq	3800(%rdi), %rax
+	andq	$255, %rax
+	movq	%rax, %r11
+	addq	%r10, %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	3808(%rdi), %rbx
+	addq	%r10, %rbx
+	subq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6
+	movq	$0xffff, 3816(%rdi)
+	addq	%r10, %rax
+	cmpq	3808(%rdi), %rax
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_record_filled128
+.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6:
+	cmpq	$0, 3808(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before_2
+	cmpq	$1, 3816(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before_2
+	movq	$2, 3816(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full128
+.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before_2:
+	cmpq	$0, 3816(%rdi)
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full128
+	subq	$1, 3816(%rdi)
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	movq	%r9, %rax
+	shlq	$4, %rax
+	movq	%r10, %r11
+	shrq	$2, %r11
+.Laesgen_vaes512_gcm_r2_encrypt_data_fill_record128:
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vbroadcasti32x4	(%rdi), %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm3, %zmm3
+	vpxorq	3840(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 3904(%rdi,%rax,1)
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
+	addq	$64, %rax
+	subq	$1, %r11
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_fill_record128
+	movq	%r9, %rax
+	subq	3800(%rdi), %rax
+	andq	$255, %rax
+	movq	3808(%rdi), %r11
+	cmpq	%r11, %rax
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6
+	addq	%r10, %rax
+	cmpq	%r11, %rax
+	cmovaq	%rax, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6
+	movq	$0, 3800(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6:
+	movq	%r11, 3808(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6:
+	movq	%r9, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6:
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_filled128:
+	shlq	$4, %r9
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_fast128:
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r10
+	andq	$-16, %r10
+	testq	%r8, %r8
+	cmoveq	%r10, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vpshufd	$78, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
+	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
+	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
+	movq	3744(%rdi), %r10
+	shlq	$3, %r10
+	movq	3752(%rdi), %r11
+	shlq	$3, %r11
+	xorq	%rbx, %rbx
+	testq	%r8, %r8
+	cmoveq	%rbx, %r10
+	cmoveq	%rbx, %r11
+	vmovq	%r11, %xmm4
+	vmovq	%r10, %xmm5
+	vpunpcklqdq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm5
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm8
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm11
+	vmovdqu64	3904(%rdi,%r9,1), %zmm12
+	vpxorq	3840(%rdi), %zmm12, %zmm12
+	vmovdqu64	3968(%rdi,%r9,1), %zmm13
+	vpxorq	3840(%rdi), %zmm13, %zmm13
+	vmovdqu64	4032(%rdi,%r9,1), %zmm14
+	vpxorq	3840(%rdi), %zmm14, %zmm14
+	vmovdqu64	4096(%rdi,%r9,1), %zmm15
+	vpxorq	3840(%rdi), %zmm15, %zmm15
+	vmovdqu64	4160(%rdi,%r9,1), %zmm16
+	vpxorq	3840(%rdi), %zmm16, %zmm16
+	vmovdqu64	4224(%rdi,%r9,1), %zmm17
+	vpxorq	3840(%rdi), %zmm17, %zmm17
+	vmovdqu64	4288(%rdi,%r9,1), %zmm18
+	vpxorq	3840(%rdi), %zmm18, %zmm18
+	vmovdqu64	4352(%rdi,%r9,1), %zmm19
+	vpxorq	3840(%rdi), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm11, %zmm15, %zmm15
+	vaesenclast	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm11, %zmm17, %zmm17
+	vaesenclast	%zmm11, %zmm18, %zmm18
+	vaesenclast	%zmm11, %zmm19, %zmm19
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %r9
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top128:
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last128
+	vmovdqu64	3904(%rdi,%r9,1), %zmm12
+	vpxorq	3840(%rdi), %zmm12, %zmm12
+	vmovdqu64	3968(%rdi,%r9,1), %zmm13
+	vpxorq	3840(%rdi), %zmm13, %zmm13
+	vmovdqu64	4032(%rdi,%r9,1), %zmm14
+	vpxorq	3840(%rdi), %zmm14, %zmm14
+	vmovdqu64	4096(%rdi,%r9,1), %zmm15
+	vpxorq	3840(%rdi), %zmm15, %zmm15
+	vmovdqu64	4160(%rdi,%r9,1), %zmm16
+	vpxorq	3840(%rdi), %zmm16, %zmm16
+	vmovdqu64	4224(%rdi,%r9,1), %zmm17
+	vpxorq	3840(%rdi), %zmm17, %zmm17
+	vmovdqu64	4288(%rdi,%r9,1), %zmm18
+	vpxorq	3840(%rdi), %zmm18, %zmm18
+	vmovdqu64	4352(%rdi,%r9,1), %zmm19
+	vpxorq	3840(%rdi), %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-128(%rcx), %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-64(%rcx), %zmm21
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	384(%rax), %zmm22
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	448(%rax), %zmm23
+	vpshufd	$78, %zmm20, %zmm24
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm25
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$0, 2000(%rax), %zmm24, %zmm22
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpshufd	$78, %zmm21, %zmm24
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, 2064(%rax), %zmm24, %zmm23
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm25, %zmm3
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm20, %zmm0
+	vpternlogd	$150, %zmm23, %zmm22, %zmm2
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vmovdqu64	-192(%rcx), %zmm21
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	256(%rax), %zmm22
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	320(%rax), %zmm23
+	vpshufd	$78, %zmm20, %zmm24
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm25
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$0, 1872(%rax), %zmm24, %zmm22
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpshufd	$78, %zmm21, %zmm24
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$0, 1936(%rax), %zmm24, %zmm23
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm25, %zmm3
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm20, %zmm0
+	vpternlogd	$150, %zmm23, %zmm22, %zmm2
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vmovdqu64	-384(%rcx), %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vmovdqu64	-320(%rcx), %zmm21
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vmovdqu64	128(%rax), %zmm22
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vmovdqu64	192(%rax), %zmm23
+	vpshufd	$78, %zmm20, %zmm24
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm25
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, 1744(%rax), %zmm24, %zmm22
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpshufd	$78, %zmm21, %zmm24
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpclmulqdq	$0, 1808(%rax), %zmm24, %zmm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm25, %zmm3
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm20, %zmm0
+	vpternlogd	$150, %zmm23, %zmm22, %zmm2
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vmovdqu64	-512(%rcx), %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vmovdqu64	-448(%rcx), %zmm21
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vmovdqu64	(%rax), %zmm22
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vmovdqu64	64(%rax), %zmm23
+	vpshufd	$78, %zmm20, %zmm24
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpxorq	%zmm20, %zmm24, %zmm24
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm25
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm20
+	vaesenclast	%zmm11, %zmm13, %zmm13
+	vpclmulqdq	$0, 1616(%rax), %zmm24, %zmm22
+	vaesenclast	%zmm11, %zmm14, %zmm14
+	vpshufd	$78, %zmm21, %zmm24
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenclast	%zmm11, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vaesenclast	%zmm11, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vaesenclast	%zmm11, %zmm17, %zmm17
+	vpclmulqdq	$0, 1680(%rax), %zmm24, %zmm23
+	vaesenclast	%zmm11, %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm25, %zmm3
+	vaesenclast	%zmm11, %zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm20, %zmm0
+	vpternlogd	$150, %zmm23, %zmm22, %zmm2
+	vpxorq	(%rsi), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%rsi), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %rax
+	addq	$512, %r9
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top128
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last128:
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1cf_128
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm5
+	vpaddd	%xmm5, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm5
+	vmovdqu64	-128(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vmovdqu64	-128(%rax), %zmm8
+	vmovdqu64	-64(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm5
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1488(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm5
+	vpclmulqdq	$0, 1552(%rax), %zmm10, %zmm7
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm5, %zmm6, %zmm0
+	vpternlogd	$150, %zmm7, %zmm8, %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm5
+	vmovdqu64	-256(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vmovdqu64	-256(%rax), %zmm8
+	vmovdqu64	-192(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vbroadcasti32x4	96(%rdi), %zmm5
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm5
+	vpclmulqdq	$0, 1424(%rax), %zmm10, %zmm7
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm5, %zmm6, %zmm0
+	vpternlogd	$150, %zmm7, %zmm8, %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vmovdqu64	-384(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vmovdqu64	-384(%rax), %zmm8
+	vmovdqu64	-320(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vbroadcasti32x4	128(%rdi), %zmm5
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm5
+	vpclmulqdq	$0, 1296(%rax), %zmm10, %zmm7
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm5, %zmm6, %zmm0
+	vpternlogd	$150, %zmm7, %zmm8, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm5
+	vmovdqu64	-512(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vbroadcasti32x4	160(%rdi), %zmm5
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm8
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vaesenclast	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm5
+	vpclmulqdq	$0, 1168(%rax), %zmm10, %zmm7
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm5, %zmm6, %zmm0
+	vpternlogd	$150, %zmm7, %zmm8, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr10_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr10_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr10_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr1128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr1128:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr1128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1cf_128:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2cf_128
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm6
+	vpaddd	%xmm6, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm8
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vmovdqu64	-64(%rax), %zmm10
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm6, %zmm9, %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm8
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm9
+	vmovdqu64	-192(%rax), %zmm10
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1360(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, 1424(%rax), %zmm11, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm6, %zmm9, %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm8
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm9
+	vmovdqu64	-320(%rax), %zmm10
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1232(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, 1296(%rax), %zmm11, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm6, %zmm9, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vmovdqu64	-512(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm8
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm9
+	vmovdqu64	-448(%rax), %zmm10
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenclast	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, 1168(%rax), %zmm11, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm6, %zmm9, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr20_128
+	vmovdqu64	(%rsi), %zmm6
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm6
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr21_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr21_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr21_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr20_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr20_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr20_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2128:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr2128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2cf_128:
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4cf_128
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vpxorq	3840(%rdi), %zmm6, %zmm6
+	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vpxorq	3840(%rdi), %zmm7, %zmm7
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm8
+	vpaddd	%xmm8, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm8
+	vmovdqu64	-128(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-128(%rax), %zmm11
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vmovdqu64	-64(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm8
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1488(%rax), %zmm13, %zmm11
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-256(%rax), %zmm11
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vmovdqu64	-192(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vbroadcasti32x4	96(%rdi), %zmm8
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1360(%rax), %zmm13, %zmm11
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1424(%rax), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm8
+	vmovdqu64	-384(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-384(%rax), %zmm11
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vmovdqu64	-320(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vbroadcasti32x4	128(%rdi), %zmm8
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1232(%rax), %zmm13, %zmm11
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1296(%rax), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm8
+	vmovdqu64	-512(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-448(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-512(%rax), %zmm11
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vmovdqu64	-448(%rax), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vbroadcasti32x4	160(%rdi), %zmm8
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rax), %zmm13, %zmm11
+	vaesenclast	%zmm8, %zmm4, %zmm4
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1168(%rax), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenclast	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr40_128
+	vmovdqu64	(%rsi), %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr41_128
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr42_128
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr43_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr43_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr43_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_128
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr40_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr40_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr40_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr41_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr41_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr41_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr42_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr42_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr42_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_128
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4128:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr4128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4cf_128:
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vpxorq	3840(%rdi), %zmm6, %zmm6
+	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vpxorq	3840(%rdi), %zmm7, %zmm7
+	vmovdqu64	4160(%rdi,%r9,1), %zmm8
+	vpxorq	3840(%rdi), %zmm8, %zmm8
+	vmovdqu64	4224(%rdi,%r9,1), %zmm9
+	vpxorq	3840(%rdi), %zmm9, %zmm9
+	vmovdqu64	4288(%rdi,%r9,1), %zmm10
+	vpxorq	3840(%rdi), %zmm10, %zmm10
+	vmovdqu64	4352(%rdi,%r9,1), %zmm11
+	vpxorq	3840(%rdi), %zmm11, %zmm11
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm12
+	vpaddd	%xmm12, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm12
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm15
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vmovdqu64	-64(%rax), %zmm16
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vbroadcasti32x4	64(%rdi), %zmm12
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, 1488(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1552(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vbroadcasti32x4	80(%rdi), %zmm12
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vmovdqu64	-256(%rax), %zmm15
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vmovdqu64	-192(%rax), %zmm16
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vbroadcasti32x4	96(%rdi), %zmm12
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm12
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vmovdqu64	-384(%rax), %zmm15
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vmovdqu64	-320(%rax), %zmm16
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vbroadcasti32x4	128(%rdi), %zmm12
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vbroadcasti32x4	144(%rdi), %zmm12
+	vmovdqu64	-512(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vmovdqu64	-448(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm15
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vmovdqu64	-448(%rax), %zmm16
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vbroadcasti32x4	160(%rdi), %zmm12
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vaesenclast	%zmm12, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenclast	%zmm12, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenclast	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
+	vaesenclast	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenclast	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf0_128
+	vmovdqu64	(%rsi), %zmm12
+	vpxorq	%zmm12, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm12, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf1_128
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm12
+	vpxorq	%zmm12, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf2_128
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf3_128
+	vmovdqu64	192(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf4_128
+	vmovdqu64	256(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm4
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf5_128
+	vmovdqu64	320(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm4
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf6_128
+	vmovdqu64	384(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm10, %zmm4
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm11, %zmm4
+	vmovdqu8	%zmm4, 448(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf7_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 448(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2064(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_128
+	vmovdqu64	%zmm11, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf0_128:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf0_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_128
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf1_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_128
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf2_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_128
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf3_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_128
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 256(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf4_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_128
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm9, %zmm4
+	vmovdqu8	%zmm4, 320(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf5_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 320(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_128
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm10, %zmm4
+	vmovdqu8	%zmm4, 384(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf6_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_128
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_128
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf128:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcf128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_record_done128
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_full128:
 	leaq	31(%rdx), %rax
 	andq	$-16, %rax
 	movq	%rdx, %r9
@@ -22319,9 +26080,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
-.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top128_2:
 	cmpq	$512, %rdx
-	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last128
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last128_2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
@@ -22523,8 +26284,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$512, %rcx
 	subq	$512, %rdx
 	addq	$512, %rax
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top128
-.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top128_2
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last128_2:
 	cmpq	$64, %rdx
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_128
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
@@ -24005,6 +27766,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm3, %xmm0
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedc128:
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_done128:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end128
 .Laesgen_vaes512_gcm_r2_encrypt_data_small128:
 	testq	%rdx, %rdx
@@ -26402,12 +30164,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
-	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_7
 	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
 	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_192
-.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5:
+.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_7:
 	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
 	subq	$1, 3816(%rdi)
@@ -26640,21 +30402,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	andq	$255, %rax
 	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_7
 	addq	$48, %rax
 	cmpq	%r10, %rax
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_7
 	movq	$0, 3800(%rdi)
 	movq	$256, %r10
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5:
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_7:
 	movq	%r10, 3808(%rdi)
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_7
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_7:
 	movq	%r9, 3800(%rdi)
 	movq	$48, 3808(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5:
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_7:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -26907,10 +30669,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -27243,12 +31003,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
-	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_8
 	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
 	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192
-.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6:
+.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_8:
 	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192
 	subq	$1, 3816(%rdi)
@@ -27617,21 +31377,21 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	andq	$255, %rax
 	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_8
 	addq	$48, %rax
 	cmpq	%r10, %rax
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
-	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_8
 	movq	$0, 3800(%rdi)
 	movq	$256, %r10
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6:
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_8:
 	movq	%r10, 3808(%rdi)
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_8
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_8:
 	movq	%r9, 3800(%rdi)
 	movq	$48, 3808(%rdi)
-.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6:
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_8:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
 	vpxorq	64(%rsi), %zmm10, %zmm10
@@ -28387,10 +32147,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -31335,6 +35093,1904 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end192
 .Laesgen_vaes512_gcm_r2_encrypt_data_chunks192:
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full192
+	vmovd	%xmm1, %eax
+	movzbl	%al, %r9d
+	leaq	63(%rdx), %r10
+	shrq	$6, %r10
+	shlq	$2, %r10
+	leaq	28(%r9,%r10,1), %r11
+	cmpq	$256, %r11
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full192
+	shrq	$8, %rax
+	cmpq	3776(%rdi), %rax
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full192
+	movq	%r9, %rax
+	subq	3800(%rdi), %rax
+	andq	$255, %rax
+	movq	%rax, %r11
+	addq	%r10, %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	3808(%rdi), %rbx
+	addq	%r10, %rbx
+	subq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_9
+	movq	$0xffff, 3816(%rdi)
+	addq	%r10, %rax
+	cmpq	3808(%rdi), %rax
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_record_filled192
+.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_9:
+	cmpq	$0, 3808(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before_3
+	cmpq	$1, 3816(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before_3
+	movq	$2, 3816(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full192
+.Laesgen_vaes512_gcm_r2_encrypt_data_seen_before_3:
+	cmpq	$0, 3816(%rdi)
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_record_full192
+	subq	$1, 3816(%rdi)
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	movq	%r9, %rax
+	shlq	$4, %rax
+	movq	%r10, %r11
+	shrq	$2, %r11
+.Laesgen_vaes512_gcm_r2_encrypt_data_fill_record192:
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vbroadcasti32x4	(%rdi), %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vbroadcasti32x4	16(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm3, %zmm3
+	vbroadcasti32x4	32(%rdi), %zmm4
+	vaesenc	%zmm4, %zmm3, %zmm3
+	vpxorq	3840(%rdi), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 3904(%rdi,%rax,1)
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm2, %zmm2
+	addq	$64, %rax
+	subq	$1, %r11
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_fill_record192
+	movq	%r9, %rax
+	subq	3800(%rdi), %rax
+	andq	$255, %rax
+	movq	3808(%rdi), %r11
+	cmpq	%r11, %rax
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_9
+	addq	%r10, %rax
+	cmpq	%r11, %rax
+	cmovaq	%rax, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_9
+	movq	$0, 3800(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_9:
+	movq	%r11, 3808(%rdi)
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_9
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_9:
+	movq	%r9, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_9:
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_filled192:
+	shlq	$4, %r9
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_fast192:
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r10
+	andq	$-16, %r10
+	testq	%r8, %r8
+	cmoveq	%r10, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vpshufd	$78, %xmm0, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
+	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
+	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
+	movq	3744(%rdi), %r10
+	shlq	$3, %r10
+	movq	3752(%rdi), %r11
+	shlq	$3, %r11
+	xorq	%rbx, %rbx
+	testq	%r8, %r8
+	cmoveq	%rbx, %r10
+	cmoveq	%rbx, %r11
+	vmovq	%r11, %xmm4
+	vmovq	%r10, %xmm5
+	vpunpcklqdq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 1792(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$17, 1792(%rdi), %xmm4, %xmm4
+	vpclmulqdq	$0, 3408(%rdi), %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm1, %zmm1
+	vbroadcasti32x4	48(%rdi), %zmm4
+	vbroadcasti32x4	64(%rdi), %zmm5
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vbroadcasti32x4	96(%rdi), %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm8
+	vbroadcasti32x4	128(%rdi), %zmm9
+	vbroadcasti32x4	144(%rdi), %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm11
+	vbroadcasti32x4	176(%rdi), %zmm12
+	vbroadcasti32x4	192(%rdi), %zmm13
+	vmovdqu64	3904(%rdi,%r9,1), %zmm14
+	vpxorq	3840(%rdi), %zmm14, %zmm14
+	vmovdqu64	3968(%rdi,%r9,1), %zmm15
+	vpxorq	3840(%rdi), %zmm15, %zmm15
+	vmovdqu64	4032(%rdi,%r9,1), %zmm16
+	vpxorq	3840(%rdi), %zmm16, %zmm16
+	vmovdqu64	4096(%rdi,%r9,1), %zmm17
+	vpxorq	3840(%rdi), %zmm17, %zmm17
+	vmovdqu64	4160(%rdi,%r9,1), %zmm18
+	vpxorq	3840(%rdi), %zmm18, %zmm18
+	vmovdqu64	4224(%rdi,%r9,1), %zmm19
+	vpxorq	3840(%rdi), %zmm19, %zmm19
+	vmovdqu64	4288(%rdi,%r9,1), %zmm20
+	vpxorq	3840(%rdi), %zmm20, %zmm20
+	vmovdqu64	4352(%rdi,%r9,1), %zmm21
+	vpxorq	3840(%rdi), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %r9
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top192:
+	cmpq	$512, %rdx
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last192
+	vmovdqu64	3904(%rdi,%r9,1), %zmm14
+	vpxorq	3840(%rdi), %zmm14, %zmm14
+	vmovdqu64	3968(%rdi,%r9,1), %zmm15
+	vpxorq	3840(%rdi), %zmm15, %zmm15
+	vmovdqu64	4032(%rdi,%r9,1), %zmm16
+	vpxorq	3840(%rdi), %zmm16, %zmm16
+	vmovdqu64	4096(%rdi,%r9,1), %zmm17
+	vpxorq	3840(%rdi), %zmm17, %zmm17
+	vmovdqu64	4160(%rdi,%r9,1), %zmm18
+	vpxorq	3840(%rdi), %zmm18, %zmm18
+	vmovdqu64	4224(%rdi,%r9,1), %zmm19
+	vpxorq	3840(%rdi), %zmm19, %zmm19
+	vmovdqu64	4288(%rdi,%r9,1), %zmm20
+	vpxorq	3840(%rdi), %zmm20, %zmm20
+	vmovdqu64	4352(%rdi,%r9,1), %zmm21
+	vpxorq	3840(%rdi), %zmm21, %zmm21
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	-128(%rcx), %zmm22
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	-64(%rcx), %zmm23
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vmovdqu64	384(%rax), %zmm24
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vmovdqu64	448(%rax), %zmm25
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, 2000(%rax), %zmm26, %zmm24
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$0, 2064(%rax), %zmm26, %zmm25
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vmovdqu64	-256(%rcx), %zmm22
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vmovdqu64	-192(%rcx), %zmm23
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vmovdqu64	256(%rax), %zmm24
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vmovdqu64	320(%rax), %zmm25
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vpclmulqdq	$0, 1872(%rax), %zmm26, %zmm24
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpclmulqdq	$0, 1936(%rax), %zmm26, %zmm25
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vmovdqu64	-384(%rcx), %zmm22
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vmovdqu64	-320(%rcx), %zmm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vmovdqu64	128(%rax), %zmm24
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vmovdqu64	192(%rax), %zmm25
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpclmulqdq	$0, 1744(%rax), %zmm26, %zmm24
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, 1808(%rax), %zmm26, %zmm25
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vmovdqu64	-512(%rcx), %zmm22
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vmovdqu64	-448(%rcx), %zmm23
+	vaesenc	%zmm12, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vmovdqu64	(%rax), %zmm24
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vmovdqu64	64(%rax), %zmm25
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vpshufd	$78, %zmm22, %zmm26
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vpclmulqdq	$0, 1616(%rax), %zmm26, %zmm24
+	vaesenclast	%zmm13, %zmm14, %zmm14
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenclast	%zmm13, %zmm15, %zmm15
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenclast	%zmm13, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenclast	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vaesenclast	%zmm13, %zmm18, %zmm18
+	vpclmulqdq	$0, 1680(%rax), %zmm26, %zmm25
+	vaesenclast	%zmm13, %zmm19, %zmm19
+	vpternlogd	$150, %zmm28, %zmm27, %zmm3
+	vaesenclast	%zmm13, %zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm22, %zmm0
+	vaesenclast	%zmm13, %zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm24, %zmm2
+	vpxorq	(%rsi), %zmm14, %zmm14
+	vmovdqu64	%zmm14, (%rcx)
+	vpxorq	64(%rsi), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 64(%rcx)
+	vpxorq	128(%rsi), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 128(%rcx)
+	vpxorq	192(%rsi), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 192(%rcx)
+	vpxorq	256(%rsi), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 256(%rcx)
+	vpxorq	320(%rsi), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 320(%rcx)
+	vpxorq	384(%rsi), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 384(%rcx)
+	vpxorq	448(%rsi), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 448(%rcx)
+	addq	$512, %rsi
+	addq	$512, %rcx
+	subq	$512, %rdx
+	addq	$512, %rax
+	addq	$512, %r9
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top192
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last192:
+	cmpq	$64, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1cf_192
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm5
+	vpaddd	%xmm5, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm5
+	vmovdqu64	-128(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-128(%rax), %zmm8
+	vmovdqu64	-64(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vbroadcasti32x4	64(%rdi), %zmm5
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1488(%rax), %zmm10, %zmm8
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	80(%rdi), %zmm5
+	vpclmulqdq	$0, 1552(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vmovdqu64	-256(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-256(%rax), %zmm8
+	vmovdqu64	-192(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1360(%rax), %zmm10, %zmm8
+	vbroadcasti32x4	112(%rdi), %zmm5
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 1424(%rax), %zmm10, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm5, %zmm8, %zmm2
+	vbroadcasti32x4	128(%rdi), %zmm5
+	vmovdqu64	-384(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm7
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-384(%rax), %zmm8
+	vmovdqu64	-320(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm5
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1232(%rax), %zmm10, %zmm8
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vbroadcasti32x4	160(%rdi), %zmm5
+	vpclmulqdq	$0, 1296(%rax), %zmm10, %zmm9
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm9, %zmm8, %zmm2
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vmovdqu64	-512(%rcx), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm7
+	vbroadcasti32x4	176(%rdi), %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-512(%rax), %zmm8
+	vmovdqu64	-448(%rax), %zmm9
+	vpshufd	$78, %zmm6, %zmm10
+	vaesenc	%zmm5, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm8, %zmm6, %zmm11
+	vpclmulqdq	$17, %zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1104(%rax), %zmm10, %zmm8
+	vbroadcasti32x4	192(%rdi), %zmm5
+	vpshufd	$78, %zmm7, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenclast	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 1168(%rax), %zmm10, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm3
+	vpternlogd	$150, %zmm7, %zmm6, %zmm0
+	vpternlogd	$150, %zmm5, %zmm8, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr10_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr10_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr10_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr10_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr1192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr1192:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr1192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1cf_192:
+	cmpq	$128, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2cf_192
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm6
+	vpaddd	%xmm6, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm6
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm9
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vmovdqu64	-64(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm6
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 1488(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	80(%rdi), %zmm6
+	vpclmulqdq	$0, 1552(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vmovdqu64	-256(%rcx), %zmm7
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm8
+	vbroadcasti32x4	96(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-256(%rax), %zmm9
+	vmovdqu64	-192(%rax), %zmm10
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1360(%rax), %zmm11, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm6
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm11, %zmm10
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vbroadcasti32x4	128(%rdi), %zmm6
+	vmovdqu64	-384(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm9
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vmovdqu64	-320(%rax), %zmm10
+	vpshufd	$78, %zmm7, %zmm11
+	vbroadcasti32x4	144(%rdi), %zmm6
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 1232(%rax), %zmm11, %zmm9
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vbroadcasti32x4	160(%rdi), %zmm6
+	vpclmulqdq	$0, 1296(%rax), %zmm11, %zmm10
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	vmovdqu64	-512(%rcx), %zmm7
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm8
+	vbroadcasti32x4	176(%rdi), %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-512(%rax), %zmm9
+	vmovdqu64	-448(%rax), %zmm10
+	vaesenc	%zmm6, %zmm4, %zmm4
+	vpshufd	$78, %zmm7, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm5, %zmm5
+	vpclmulqdq	$0, %zmm9, %zmm7, %zmm12
+	vpclmulqdq	$17, %zmm9, %zmm7, %zmm7
+	vpclmulqdq	$0, 1104(%rax), %zmm11, %zmm9
+	vbroadcasti32x4	192(%rdi), %zmm6
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm10, %zmm8, %zmm13
+	vpclmulqdq	$17, %zmm10, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm11, %zmm10
+	vaesenclast	%zmm6, %zmm5, %zmm5
+	vpternlogd	$150, %zmm13, %zmm12, %zmm3
+	vpternlogd	$150, %zmm8, %zmm7, %zmm0
+	vpternlogd	$150, %zmm10, %zmm9, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr20_192
+	vmovdqu64	(%rsi), %zmm6
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm6
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr21_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr21_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr21_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr21_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr20_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr20_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr20_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr20_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr2192:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr2192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over2cf_192:
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4cf_192
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vpxorq	3840(%rdi), %zmm6, %zmm6
+	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vpxorq	3840(%rdi), %zmm7, %zmm7
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm8
+	vpaddd	%xmm8, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm8
+	vmovdqu64	-128(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vmovdqu64	-128(%rax), %zmm11
+	vmovdqu64	-64(%rax), %zmm12
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpshufd	$78, %zmm9, %zmm13
+	vbroadcasti32x4	64(%rdi), %zmm8
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, 1488(%rax), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm8
+	vpclmulqdq	$0, 1552(%rax), %zmm13, %zmm12
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vmovdqu64	-192(%rcx), %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-256(%rax), %zmm11
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vmovdqu64	-192(%rax), %zmm12
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1360(%rax), %zmm13, %zmm11
+	vbroadcasti32x4	112(%rdi), %zmm8
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1424(%rax), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vbroadcasti32x4	128(%rdi), %zmm8
+	vmovdqu64	-384(%rcx), %zmm9
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm10
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vmovdqu64	-384(%rax), %zmm11
+	vmovdqu64	-320(%rax), %zmm12
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpshufd	$78, %zmm9, %zmm13
+	vbroadcasti32x4	144(%rdi), %zmm8
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$0, 1232(%rax), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vbroadcasti32x4	160(%rdi), %zmm8
+	vpclmulqdq	$0, 1296(%rax), %zmm13, %zmm12
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vmovdqu64	-512(%rcx), %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vmovdqu64	-512(%rax), %zmm11
+	vaesenc	%zmm8, %zmm4, %zmm4
+	vmovdqu64	-448(%rax), %zmm12
+	vaesenc	%zmm8, %zmm5, %zmm5
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vaesenc	%zmm8, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 1104(%rax), %zmm13, %zmm11
+	vbroadcasti32x4	192(%rdi), %zmm8
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenclast	%zmm8, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vaesenclast	%zmm8, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vaesenclast	%zmm8, %zmm6, %zmm6
+	vpclmulqdq	$0, 1168(%rax), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm3
+	vaesenclast	%zmm8, %zmm7, %zmm7
+	vpternlogd	$150, %zmm10, %zmm9, %zmm0
+	vpternlogd	$150, %zmm12, %zmm11, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr40_192
+	vmovdqu64	(%rsi), %zmm8
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm8, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr41_192
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr42_192
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr43_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr43_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr43_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_192
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr43_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr40_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr40_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr40_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr40_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr41_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr41_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr41_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr41_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcfr42_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr42_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcfr42_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_192
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecfr42_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecfr4192:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcfr4192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over4cf_192:
+	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vpxorq	3840(%rdi), %zmm4, %zmm4
+	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vpxorq	3840(%rdi), %zmm5, %zmm5
+	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vpxorq	3840(%rdi), %zmm6, %zmm6
+	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vpxorq	3840(%rdi), %zmm7, %zmm7
+	vmovdqu64	4160(%rdi,%r9,1), %zmm8
+	vpxorq	3840(%rdi), %zmm8, %zmm8
+	vmovdqu64	4224(%rdi,%r9,1), %zmm9
+	vpxorq	3840(%rdi), %zmm9, %zmm9
+	vmovdqu64	4288(%rdi,%r9,1), %zmm10
+	vpxorq	3840(%rdi), %zmm10, %zmm10
+	vmovdqu64	4352(%rdi,%r9,1), %zmm11
+	vpxorq	3840(%rdi), %zmm11, %zmm11
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm12
+	vpaddd	%xmm12, %xmm1, %xmm1
+	leaq	31(%rdx), %rax
+	andq	$-16, %rax
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmoveq	%r9, %rax
+	negq	%rax
+	leaq	1808(%rdi,%rax,1), %rax
+	vbroadcasti32x4	48(%rdi), %zmm12
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vmovdqu64	-128(%rax), %zmm15
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vmovdqu64	-64(%rax), %zmm16
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpshufd	$78, %zmm13, %zmm17
+	vbroadcasti32x4	64(%rdi), %zmm12
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, 1488(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vbroadcasti32x4	80(%rdi), %zmm12
+	vpclmulqdq	$0, 1552(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vmovdqu64	-192(%rcx), %zmm14
+	vbroadcasti32x4	96(%rdi), %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vmovdqu64	-256(%rax), %zmm15
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vmovdqu64	-192(%rax), %zmm16
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, 1360(%rax), %zmm17, %zmm15
+	vbroadcasti32x4	112(%rdi), %zmm12
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$0, 1424(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vbroadcasti32x4	128(%rdi), %zmm12
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vmovdqu64	-384(%rax), %zmm15
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vmovdqu64	-320(%rax), %zmm16
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpshufd	$78, %zmm13, %zmm17
+	vbroadcasti32x4	144(%rdi), %zmm12
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$0, 1232(%rax), %zmm17, %zmm15
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vbroadcasti32x4	160(%rdi), %zmm12
+	vpclmulqdq	$0, 1296(%rax), %zmm17, %zmm16
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vmovdqu64	-512(%rcx), %zmm13
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vmovdqu64	-448(%rcx), %zmm14
+	vbroadcasti32x4	176(%rdi), %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm12, %zmm4, %zmm4
+	vmovdqu64	-512(%rax), %zmm15
+	vaesenc	%zmm12, %zmm5, %zmm5
+	vmovdqu64	-448(%rax), %zmm16
+	vaesenc	%zmm12, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm17
+	vaesenc	%zmm12, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm8, %zmm8
+	vaesenc	%zmm12, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, 1104(%rax), %zmm17, %zmm15
+	vbroadcasti32x4	192(%rdi), %zmm12
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenclast	%zmm12, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm5, %zmm5
+	vaesenclast	%zmm12, %zmm6, %zmm6
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vaesenclast	%zmm12, %zmm7, %zmm7
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm8, %zmm8
+	vpclmulqdq	$0, 1168(%rax), %zmm17, %zmm16
+	vaesenclast	%zmm12, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm18, %zmm3
+	vaesenclast	%zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm0
+	vaesenclast	%zmm12, %zmm11, %zmm11
+	vpternlogd	$150, %zmm16, %zmm15, %zmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf0_192
+	vmovdqu64	(%rsi), %zmm12
+	vpxorq	%zmm12, %zmm4, %zmm4
+	vmovdqu64	%zmm4, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$0, (%rax), %zmm4, %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm12, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf1_192
+	vmovdqu64	64(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm5, %zmm12
+	vpxorq	%zmm12, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf2_192
+	vmovdqu64	128(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf3_192
+	vmovdqu64	192(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm4
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf4_192
+	vmovdqu64	256(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm4
+	vpxorq	%zmm8, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm8, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf5_192
+	vmovdqu64	320(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm4
+	vpxorq	%zmm9, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm9, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf6_192
+	vmovdqu64	384(%rsi), %zmm4
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vmovdqu64	%zmm10, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm10, %zmm4
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm10, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	448(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm11, %zmm4
+	vmovdqu8	%zmm4, 448(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf7_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 448(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2064(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_192
+	vmovdqu64	%zmm11, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf7_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf0_192:
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	(%rsi), %zmm5{%k1}{z}
+	vpxorq	%zmm5, %zmm4, %zmm5
+	vmovdqu8	%zmm5, (%rcx){%k1}
+	vmovdqu8	%zmm5, %zmm5{%k1}{z}
+	vmovdqu8	%zmm5, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf0_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, (%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, (%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1616(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_192
+	vmovdqu64	%zmm4, 3520(%rdi)
+	vmovdqu64	%zmm5, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf0_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	64(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm5, %zmm4
+	vmovdqu8	%zmm4, 64(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm6{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf1_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$0, 64(%rax), %zmm6, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 64(%rax), %zmm6, %zmm6
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 1680(%rax), %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_192
+	vmovdqu64	%zmm5, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf1_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	128(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm6, %zmm4
+	vmovdqu8	%zmm4, 128(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf2_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1744(%rax), %zmm7, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_192
+	vmovdqu64	%zmm6, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf2_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	192(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm7, %zmm4
+	vmovdqu8	%zmm4, 192(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf3_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm5, %zmm8
+	vpxorq	%zmm8, %zmm3, %zmm3
+	vpclmulqdq	$17, 192(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1808(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_192
+	vmovdqu64	%zmm7, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf3_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	256(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm8, %zmm4
+	vmovdqu8	%zmm4, 256(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf4_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1872(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_192
+	vmovdqu64	%zmm8, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf4_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	320(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm9, %zmm4
+	vmovdqu8	%zmm4, 320(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf5_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 320(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 1936(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_192
+	vmovdqu64	%zmm9, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf5_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partcf6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+	movq	$-1, %r9
+	bzhiq	%rdx, %r9, %r9
+	kmovq	%r9, %k1
+	movq	%rdx, %r9
+	andq	$-16, %r9
+	testq	%r8, %r8
+	cmovneq	%rdx, %r9
+	movq	$-1, %r10
+	bzhiq	%r9, %r10, %r10
+	kmovq	%r10, %k2
+	vmovdqu8	384(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm10, %zmm4
+	vmovdqu8	%zmm4, 384(%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r9, %r9
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf6_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm3, %zmm3
+	vpclmulqdq	$17, 384(%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 2000(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingcf6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_192
+	testq	%r8, %r8
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_192
+	vmovdqu64	%zmm10, 3520(%rdi)
+	vmovdqu64	%zmm4, 3584(%rdi)
+	vmovdqa64	3520(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3712(%rdi)
+	vmovdqa64	3584(%rdi,%r9,1), %xmm4
+	vmovdqa64	%xmm4, 3696(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholecf6_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reducecf192:
+	vpternlogd	$150, %zmm0, %zmm3, %zmm2
+	vpslldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpsrldq	$8, %zmm2, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm3, %ymm2
+	vpxorq	%ymm2, %ymm3, %ymm3
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vextracti64x4	$1, %zmm0, %ymm2
+	vpxorq	%ymm2, %ymm0, %ymm0
+	vextracti32x4	$1, %ymm0, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm3, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedcf192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endcf192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_record_done192
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_full192:
 	leaq	31(%rdx), %rax
 	andq	$-16, %rax
 	movq	%rdx, %r9
@@ -31521,9 +37177,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
-.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top192_2:
 	cmpq	$512, %rdx
-	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last192
+	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last192_2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4x1(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
@@ -31743,8 +37399,8 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	addq	$512, %rcx
 	subq	$512, %rdx
 	addq	$512, %rax
-	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top192
-.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_top192_2
+.Laesgen_vaes512_gcm_r2_encrypt_data_chunk_last192_2:
 	cmpq	$64, %rdx
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_over1c_192
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm4
@@ -33263,6 +38919,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm3, %xmm0
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedc192:
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_endc192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_record_done192:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end192
 .Laesgen_vaes512_gcm_r2_encrypt_data_small192:
 	testq	%rdx, %rdx
@@ -37371,10 +43028,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -41045,10 +46700,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)
@@ -44695,10 +50348,8 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenc	%xmm10, %xmm9, %xmm9
 	vmovdqa64	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa64	%xmm9, 3840(%rdi)
-	vmovdqa64	%xmm9, 3856(%rdi)
-	vmovdqa64	%xmm9, 3872(%rdi)
-	vmovdqa64	%xmm9, 3888(%rdi)
+	vshufi32x4	$0, %zmm9, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 3840(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
 	movq	%rax, 3776(%rdi)

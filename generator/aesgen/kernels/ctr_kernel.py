@@ -43,7 +43,7 @@ from ..passes.abi import calling_convention
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
-from .face_fill import FaceRun
+from .face_fill import FIRST_FILL, FaceRun
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .ctr_stream import counter_in_every_lane, mem, open_stream, spread_blocks
 from .grouped_ctr import stream_body as grouped_stream_body
@@ -276,7 +276,7 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
         v.store(mem(128, ctx, L.CACHE_R2), x)
     a.mov(mem(64, ctx, L.WINDOW_LO), base)
     a.mov(mem(64, ctx, L.WINDOW_HI), hi)
-    k.run.keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=1)
+    k.run.keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=FIRST_FILL)
 
 
 def build_kernel(spec: KernelSpec) -> BuiltKernel:

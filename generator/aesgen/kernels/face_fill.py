@@ -53,6 +53,11 @@ CTR_RUN = RunFields(L.TAG_LO, L.TAG_HI, L.FILL_START, L.FILL_COUNT, L.FILL_BUDGE
 # the budget once the tag is seen again: more fill batches than a window (CTR) or a message
 # (GCM) ever runs, since 256 contiguous entries complete the table
 UNLIMITED = 0xFFFF
+# a new tag's budget: one fill batch (its first), stored by keep_or_empty_table's callers
+FIRST_FILL = 1
+# the budget after a record saw a new tag without filling (first_record_sight): the next
+# record under the tag fills, as does a later long message's first fill batch and one more
+RECORD_SEEN = 2
 
 
 def counter_tag(isa, b: KernelBuilder, lo: Reg, hi: Reg) -> tuple[Reg, Reg]:
@@ -87,7 +92,7 @@ class FaceRun:
         self.isa.arith(b, "and", off, off, 255)
         return off
 
-    def back_if_filled(self, b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int,
+    def back_if_filled(self, b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int | Reg,
                        fast: Label) -> None:
         """Jump to ``fast`` when the entries of in15 = idx .. idx + blocks - 1 all lie in
         the run: (idx - start) mod 256 + blocks <= count; else fall through to the fill.
@@ -105,7 +110,11 @@ class FaceRun:
         isa.arith(b, "and", e, e, 255)
         isa.arith(b, "sub", e, e, 1)                     # e - 1, huge when e = 0
         isa.load(b, limit, self._f(ctx, f.count))
-        isa.arith(b, "add", limit, limit, blocks - 1)
+        if isinstance(blocks, int):
+            isa.arith(b, "add", limit, limit, blocks - 1)
+        else:                                            # a record's blocks (public)
+            isa.arith(b, "add", limit, limit, blocks)
+            isa.arith(b, "sub", limit, limit, 1)
         isa.compare_jump(b, "ae", e, limit, outside)
         isa.store_imm(b, self._f(ctx, f.budget), UNLIMITED)
         isa.arith(b, "add", off, off, blocks)
@@ -140,12 +149,26 @@ class FaceRun:
         isa.arith(b, "sub", last, last, blocks)
         return last
 
+    def first_record_sight(self, b: KernelBuilder, ctx: Reg, full: Label) -> None:
+        """Before a record's fill (a one-shot message filled as one batch): a record is a
+        whole message, so filling it at the first sight of its tag would pay for entries
+        that fresh nonces never read. When the run is empty and the budget is a new tag's
+        (FIRST_FILL), this record sees the tag first: the budget becomes RECORD_SEEN (the
+        next record under the tag fills) and the record goes to ``full``."""
+        isa, f = self.isa, self.fields
+        later = b.label("seen_before")
+        isa.compare_jump(b, "ne", self._f(ctx, f.count), 0, later)
+        isa.compare_jump(b, "ne", self._f(ctx, f.budget), FIRST_FILL, later)
+        isa.store_imm(b, self._f(ctx, f.budget), RECORD_SEEN)
+        isa.jump(b, full)
+        b.bind(later)
+
     def fill_allowed(self, b: KernelBuilder, ctx: Reg, full: Label) -> None:
         """Before a fill batch: jump to ``full`` (compute in full, store nothing) when the
         budget, counted in fill batches, is spent; else take one batch from it."""
         self.isa.take_one(b, self._f(ctx, self.fields.budget), full)
 
-    def record_filled(self, b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int) -> None:
+    def record_filled(self, b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int | Reg) -> None:
         """After a batch stored the entries of in15 = idx .. idx + blocks - 1: grow the run
         when the batch starts inside it or at its end, else restart it at the batch."""
         isa, f = self.isa, self.fields
@@ -163,7 +186,10 @@ class FaceRun:
         isa.jump(b, done)
         b.bind(restart)
         isa.store(b, self._f(ctx, f.start), idx)
-        isa.store_imm(b, self._f(ctx, f.count), blocks)
+        if isinstance(blocks, int):
+            isa.store_imm(b, self._f(ctx, f.count), blocks)
+        else:
+            isa.store(b, self._f(ctx, f.count), blocks)
         b.bind(done)
 
     def keep_or_empty_table(self, b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg,

@@ -71,7 +71,7 @@ from ..model.aes import SBOX, gf_mul
 from ..modes import BuiltKernel
 from ..modes.ctr.skeleton import build_entries, keystream_tail
 from . import ctx_layout as L
-from .face_fill import FaceRun
+from .face_fill import FIRST_FILL, FaceRun
 from .engines import RoundEngine
 from .spec import ROUNDS, KernelSpec
 
@@ -490,7 +490,7 @@ def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,
     a.mov(hi2, _m(64, ctx, L.CTR_HI))
     a.mov(_m(64, ctx, L.WINDOW_LO), base2)
     a.mov(_m(64, ctx, L.WINDOW_HI), hi2)
-    k.run.keep_or_empty_table(b, ctx, lo, hi2, window_ok, first_fill=1)
+    k.run.keep_or_empty_table(b, ctx, lo, hi2, window_ok, first_fill=FIRST_FILL)
     b.bind(window_ok)
     a.movzx(idx.w32, lo.w8)
     a.jmp(checked)

@@ -39,7 +39,7 @@ from ...modes.ctr.batch_loop import Stream
 from ...modes.ctr.batch_loop import stream_body as ladder_stream_body
 from ...modes.ctr.skeleton import build_entries, keystream_tail, load_counter
 from .. import ctx_layout as L
-from ..face_fill import FaceRun
+from ..face_fill import FIRST_FILL, FaceRun
 from ..spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .engine_choice import engine_for
 from .engines import A64Engine
@@ -263,7 +263,7 @@ def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label
     k.engine.rounds(k, b, s.keys, [x], 0, 1 if face == "r1" else 2, nr)
     a.str(x.q, _m(128, ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
     a.stp(base, hi, _m(128, ctx, L.WINDOW_LO))
-    k.run.keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=1)
+    k.run.keep_or_empty_table(b, ctx, lo, hi, window_ok, first_fill=FIRST_FILL)
 
 
 def build_kernel(spec: KernelSpec) -> BuiltKernel:

@@ -33,7 +33,7 @@ from ...gf128.aarch64.pmull import PmullHash
 from ...gf128.aarch64.pmull8 import Pmull8Hash
 from ...isa.table import load_table
 from ...kernels.a64.engine_choice import engine_for
-from ...kernels.face_fill import FaceRun, RunFields
+from ...kernels.face_fill import FIRST_FILL, FaceRun, RunFields
 from ...kernels.a64.schedule import latencies_of
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...uarch import model_for
@@ -310,7 +310,7 @@ class Body(GcmFrame):
         a.umov(lo, j0.lane_view("d", 1))
         a.rev(hi, hi)                               # counter bytes 0..7, big-endian
         a.rev(lo, lo)
-        self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, 1)
+        self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, FIRST_FILL)
         b.bind(same)
 
     def _counter_word(self, cr: Reg) -> Reg:

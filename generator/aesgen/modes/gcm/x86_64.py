@@ -20,7 +20,7 @@ from ...arch.x86_64.scalar import X86Scalar
 from ...arch.x86_64.short_bytes import short_differ, short_move, short_zero
 from ...arch.x86_64.zeroing import zero_context
 from ...dsl.builder import KernelBuilder
-from ...dsl.operands import Imm, Label, Mem, Reg, gp, kmask
+from ...dsl.operands import Imm, Label, Mem, Reg, kmask
 from ...gf128.x86_64.bytesliced import ByteSlicedHash
 from ...gf128.x86_64.clmul import ClmulHash, Products
 from ...gf128.x86_64.table import TableHash
@@ -28,7 +28,7 @@ from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
-from ...kernels.face_fill import FaceRun, RunFields
+from ...kernels.face_fill import FIRST_FILL, FaceRun, RunFields
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.table_kernel import NOT_CONSTANT_TIME
 from ...kernels.vector_ops import VectorOps
@@ -464,6 +464,13 @@ class Body(GcmFrame):
             self.k.counter.vector_add(v, c, c, self._blocks_step(n, w))
         return blocks
 
+    def lane_steps(self) -> Mem:
+        """The constant that makes lane l of a register of one counter broadcast count
+        from it + l (0, 1, 2, 3: inc32 in the counters' byte-reversed form)."""
+        lanes, width = self.k.lanes, self.k.spec.width
+        return self.b.const(f"lanes{lanes}", b"".join(
+            lane.to_bytes(16, "little") for lane in range(lanes)), align=width // 8)
+
     def _blocks_step(self, n: int, width: int) -> Mem:
         """The constant that advances counters kept byte-reversed, one a lane, by n
         registers of blocks (n lanes' worth in every lane)."""
@@ -499,7 +506,7 @@ class Body(GcmFrame):
         a.bswap(hi)
         a.mov(lo, self.f("SCRATCH", 8, width=64))
         a.bswap(lo)
-        self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, 1)
+        self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, FIRST_FILL)
         b.bind(same)
 
     def _face_dispatch(self, c: Reg, labels: dict[str, Label]) -> Reg:
@@ -533,8 +540,12 @@ class Body(GcmFrame):
             v.shuffle_bytes(base, base, self.hash.bswap_mask())
             nr = ROUNDS[bits]
             self.rounds(Keys(self.ctx, None, 128), [base], 0, self.k.face_rounds, nr)
-            for lane in range(self.k.lanes):
-                v.store(self.f("FACE_CACHE", 16 * lane), base)
+            if self.k.lanes == 1:
+                v.store(self.f("FACE_CACHE"), base)
+            else:       # one store the width of the loads that read it: it forwards to them
+                wide = b.vec(self.k.spec.width)
+                v.broadcast_register(wide, base)
+                v.store(self.f("FACE_CACHE", width=wide.width), wide)
             ctr = b.gp()
             v.store_u32(ctr.w32, c)
             a.shr(ctr, Imm(8))
@@ -651,7 +662,7 @@ class Body(GcmFrame):
                       decrypt: bool, final: Reg | None) -> None:
         """crypt_size's work from the loaded counter (lane 0 of ``wide``) on."""
         a, b, v = self.a, self.b, self.v
-        lanes, width = self.k.lanes, self.k.spec.width
+        lanes = self.k.lanes
         c = wide.view(128)
         v.load(c, self.f("COUNTER"))
         end, small = b.label(f"end{bits}"), b.label(f"small{bits}")
@@ -672,8 +683,7 @@ class Body(GcmFrame):
         if lanes > 1:                                 # lane l counts from c + l
             with b.phase("counter"):
                 v.broadcast_register(wide, c)
-                self.k.counter.vector_add(v, wide, wide, b.const(f"lanes{lanes}", b"".join(
-                    lane.to_bytes(16, "little") for lane in range(lanes)), align=width // 8))
+                self.k.counter.vector_add(v, wide, wide, self.lane_steps())
         keys = self.loop_keys(bits)
         if not decrypt:                               # the pipeline fills: one batch
             first, first_done = b.label(f"first{bits}"), b.label(f"first_done{bits}")
@@ -747,14 +757,35 @@ class Body(GcmFrame):
     def _record_chunks(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
                        final: Reg) -> None:
         """A one-shot encryption of more than a chunk and at most table_powers - 1 blocks
-        (the powers of H reach every block and the length block), as a pipeline of chunks
-        of k.record_chunk registers: the AES rounds of chunk i beside the products of
-        chunk i - 1 (read back from out), every block by its own power of H from
-        _group_powers' pointer, all summed unreduced; the last chunk's products beside the
-        masked tail's rounds (1..record_chunk registers), one reduction at the end. The
-        batch loop would run a whole batch of AES before its first multiply and hash its
-        last batch alone after the rounds: at a 1420-byte record most of the time. No FACE
-        here: such a record is bound by the carry-less multiplies, not the rounds."""
+        (the powers of H reach every block and the length block): _record_pipeline. With
+        FACE, once a record on public values (_record_face), its blocks start from their
+        table entries after FACE's rounds where those are filled or may be filled now,
+        else it computes every round."""
+        if not self.k.face_rounds:
+            self._record_pipeline(bits, x, wide, inp, length, out, final, None, "c")
+            return
+        a, b = self.a, self.b
+        fast, full, done = (b.label(f"record_fast{bits}"), b.label(f"record_full{bits}"),
+                            b.label(f"record_done{bits}"))
+        entry = self._record_face(bits, wide.view(128), length, full)
+        b.bind(fast)
+        self._record_pipeline(bits, x, wide, inp, length, out, final, entry, "cf")
+        a.jmp(done)
+        b.bind(full)
+        self._record_pipeline(bits, x, wide, inp, length, out, final, None, "c")
+        b.bind(done)
+
+    def _record_pipeline(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg,
+                         out: Reg, final: Reg, entry: Reg | None, tag: str) -> None:
+        """The record path as a pipeline of chunks of k.record_chunk registers: the AES
+        rounds of chunk i beside the products of chunk i - 1 (read back from out), every
+        block by its own power of H from _group_powers' pointer, all summed unreduced; the
+        last chunk's products beside the masked tail's rounds (1..record_chunk registers),
+        one reduction at the end. The batch loop would run a whole batch of AES before its
+        first multiply and hash its last batch alone after the rounds: at a 1420-byte
+        record most of the time. With ``entry`` (the table offset of the record's first
+        block, _record_face) the registers start from FACE's table entries and the cache
+        and compute the rounds after FACE's; without it every round, from the counters."""
         a, b, v, k = self.a, self.b, self.v, self.k
         chunk, lanes = k.record_chunk, k.lanes
         c = wide.view(128)
@@ -771,38 +802,138 @@ class Body(GcmFrame):
             acc = Products(xp.lo.view(512), xp.hi.view(512), xp.mi.view(512), k.karatsuba)
             with b.phase("counter"):
                 v.broadcast_register(wide, c)
-                k.counter.vector_add(v, wide, wide, b.const(f"lanes{lanes}", b"".join(
-                    lane.to_bytes(16, "little") for lane in range(lanes)), align=64))
-            keys = self.chunk_keys(bits)
-            blocks = self._counters(wide, chunk)
-            self.aes(blocks, bits, keys)
+                k.counter.vector_add(v, wide, wide, self.lane_steps())
+            keys = self.chunk_keys(bits, 0 if entry is None else k.face_rounds + 1)
+            blocks = self._record_blocks(wide, chunk, entry)
+            self._record_rounds(blocks, bits, keys, entry)
             self.xor_store(blocks, inp, out)
             self.advance(inp, out, length, chunk * lanes)
             top, last = b.label(f"chunk_top{bits}"), b.label(f"chunk_last{bits}")
+            if entry is not None:
+                with b.phase("face"):
+                    a.add(entry, Imm(64 * chunk))
             b.bind(top)
             with b.phase("loop"):
                 a.cmp(length, Imm(64 * chunk))
                 a.jbe(last)
-            blocks = self._counters(wide, chunk)
-            self.beside(lambda: self.aes(blocks, bits, keys),
+            blocks = self._record_blocks(wide, chunk, entry)
+            self.beside(lambda: self._record_rounds(blocks, bits, keys, entry),
                         lambda: self.products(None, out, chunk, -64 * chunk, 512,
                                               self._powers_from(pw, 0), acc))
             self.xor_store(blocks, inp, out)
             self.advance(inp, out, length, chunk * lanes)
             with b.phase("loop"):
                 a.add(pw, Imm(64 * chunk))
+                if entry is not None:
+                    a.add(entry, Imm(64 * chunk))
                 a.jmp(top)
             b.bind(last)
         self._masked_tail(bits, x, c, inp, length, out, False, final,
-                          Drain(chunk, acc, length_hashed=True), "c", most=chunk)
+                          Drain(chunk, acc, length_hashed=True), tag, most=chunk, entry=entry)
+
+    def _record_face(self, bits: int, c: Reg, length: Reg, full: Label) -> Reg:
+        """FACE's choice for a record on the record path, made once on public values (the
+        counter c, the length, the run): to ``full`` when the counter came from GHASH,
+        when the record's registers would pass in15 = 255, when the cache holds another
+        window, or when the record's entries are not all in the run and the fill budget
+        is spent (kernels/face_fill.py: a record counts as one fill batch, and one that
+        overlaps the run lifts the budget); entries not yet in the run are filled first
+        (_fill_record). Falls through with a register holding the table offset of the
+        record's first block (16 in15). A record of 1420 bytes starts every register from
+        its entries with FACE's rounds done: about a tenth less time on Zen 5 than all its
+        rounds (no counter byte swaps either)."""
+        a, b, v, k = self.a, self.b, self.v, self.k
+        ctr, in15, blocks, end = b.gp(), b.gp(), b.gp(), b.gp()
+        filled = b.label(f"record_filled{bits}")
+        with b.region(f"record-face-{bits}"), b.phase("face"):
+            self.jump_if_counter_secret(full)          # J0 from GHASH: in full
+            v.store_u32(ctr.w32, c)                    # counter bytes 12..15, as a number
+            a.movzx(in15.w32, ctr.w8)
+            a.lea(blocks, Mem(64, base=length, disp=63))
+            a.shr(blocks, Imm(6))
+            a.shl(blocks, Imm(2))                      # whole registers' blocks
+            # the masked tail may compute up to a chunk less one register past them,
+            # whose entries it reads: all must lie in the table (a record starts at
+            # in15 = 2, so at most 2 + 4 (24 + 7) here)
+            a.lea(end, Mem(64, base=in15, index=blocks, disp=4 * (k.record_chunk - 1)))
+            a.cmp(end, Imm(256))
+            a.ja(full)
+            a.shr(ctr, Imm(8))
+            a.cmp(ctr, self.f("FACE_WINDOW", width=64))
+            a.jne(full)
+            k.run.back_if_filled(b, self.ctx, in15, blocks, filled)
+            k.run.first_record_sight(b, self.ctx, full)
+            k.run.fill_allowed(b, self.ctx, full)
+            self._fill_record(bits, c, in15, blocks)
+            k.run.record_filled(b, self.ctx, in15, blocks)
+            b.bind(filled)
+            entry = b.gp()
+            a.mov(entry, in15)
+            a.shl(entry, Imm(4))
+        return entry
+
+    def _fill_record(self, bits: int, c: Reg, in15: Reg, blocks: Reg) -> None:
+        """Store the table entries of a record's ``blocks`` counters from c on (whole
+        registers; in15 that of c): FACE's rounds of each, XOR the window's cache, a
+        register at a time (their chains independent, so they overlap)."""
+        a, b, v, k = self.a, self.b, self.v, self.k
+        nr = ROUNDS[bits]
+        w, at, n = b.vec(512), b.gp(), b.gp()
+        v.broadcast_register(w, c)
+        k.counter.vector_add(v, w, w, self.lane_steps())
+        a.mov(at, in15)
+        a.shl(at, Imm(4))
+        a.mov(n, blocks)
+        a.shr(n, Imm(2))
+        top = b.label(f"fill_record{bits}")
+        b.bind(top)
+        blk = b.vec(512)
+        v.shuffle_bytes(blk, w, self.hash.bswap_mask(512))
+        self.rounds(Keys(self.ctx, None, 128), [blk], 0, k.face_rounds, nr)
+        v.xor(blk, blk, self.f("FACE_CACHE", width=512))
+        v.store(Mem(512, base=self.ctx, index=at, disp=k.layout.FACE_TABLE), blk,
+                aligned=False)
+        k.counter.vector_add(v, w, w, self._blocks_step(1, 512))
+        a.add(at, Imm(64))
+        a.sub(n, Imm(1))
+        a.jne(top)
+
+    def _record_blocks(self, wide: Reg | None, n: int, entry: Reg | None) -> list[Reg]:
+        """n registers for the record path's rounds: counters from ``wide`` (advanced), or
+        with ``entry`` the table entries from there on XOR the window's cache (``wide``,
+        when given, advanced all the same: its lane 0 is the counter the record leaves)."""
+        if entry is None:
+            return self._counters(wide, n)
+        b, v = self.b, self.v
+        blocks = []
+        with b.phase("face"):
+            for j in range(n):
+                blk = b.vec(512)
+                v.load(blk, Mem(512, base=self.ctx, index=entry,
+                                disp=self.k.layout.FACE_TABLE + 64 * j), aligned=False)
+                v.xor(blk, blk, self.f("FACE_CACHE", width=512))
+                blocks.append(blk)
+        if wide is not None:
+            with b.phase("counter"):
+                self.k.counter.vector_add(v, wide, wide, self._blocks_step(n, 512))
+        return blocks
+
+    def _record_rounds(self, blocks: list[Reg], bits: int, keys: Keys | None,
+                       entry: Reg | None) -> None:
+        """The rounds of _record_blocks' registers: all, or those after FACE's."""
+        nr = ROUNDS[bits]
+        first = 0 if entry is None else self.k.face_rounds + 1
+        with self.b.phase("aes"):
+            self.rounds(keys or Keys(self.ctx, None, 128), blocks, first, nr, nr)
 
     def face_free_limit(self) -> int:
-        """The longest one-shot seal whose data path runs no FACE batch: the record path's
-        longest (_record_chunks; shorter ones take the masked tail, a chunk being less than
-        a batch), else one byte less than a batch (the tails compute every round)."""
+        """The longest one-shot seal whose data path reads no FACE table: a chunk, where the
+        record path (_record_chunks, whose records FACE serves) takes longer ones and the
+        masked tail, every round computed, shorter ones; else one byte less than a batch
+        (the tails compute every round)."""
         k = self.k
         if k.record_chunk:
-            return 16 * (k.table_powers - 1)
+            return 64 * k.record_chunk
         return 16 * k.batch * k.lanes - 1
 
     def unless_record_path(self, length: Reg, shorter: Label, longer: Label) -> None:
@@ -815,13 +946,14 @@ class Body(GcmFrame):
         a.cmp(length, Imm(16 * (self.k.table_powers - 1)))
         a.ja(longer)
 
-    def chunk_keys(self, bits: int) -> Keys:
-        """The record path's round keys: the last rounds' in registers, as many as there is
-        room for beside a chunk (the others broadcast where used)."""
+    def chunk_keys(self, bits: int, first: int = 0) -> Keys:
+        """The record path's round keys from round ``first`` on: the last rounds' in
+        registers, as many as there is room for beside a chunk (the others broadcast where
+        used)."""
         nr = ROUNDS[bits]
         room = 32 - self.k.record_chunk - CHUNK_LOOP_REGISTERS
         regs: list[Reg | None] = [None] * (nr + 1)
-        for r in range(max(0, nr + 1 - room), nr + 1):
+        for r in range(max(first, nr + 1 - room), nr + 1):
             regs[r] = self.b.vec(512)
             self.v.broadcast_lane(regs[r], Mem(128, base=self.ctx,
                                                disp=ctx_layout.ROUND_KEYS + 16 * r))
@@ -922,7 +1054,7 @@ class Body(GcmFrame):
 
     def _masked_tail(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
                      decrypt: bool, final: Reg, drain: Drain | None, tag: str = "",
-                     most: int | None = None) -> None:
+                     most: int | None = None, entry: Reg | None = None) -> None:
         """The last ``length`` bytes (less than a batch) on zmm, with no loop: one AES batch
         of registers of counters, the fewest of tail_sizes(k.batch) that hold them; each
         register's 64 bytes are loaded, XORed and stored whole, or, in the
@@ -931,7 +1063,9 @@ class Body(GcmFrame):
         path's chunks, length > 0) the registers before out are hashed beside the tail's
         AES rounds and summed with the tail's products; one reduction ends it all
         (_tail_registers). With no data and ``final``, X = (X ^ L) H~. ``tag`` keeps this
-        copy's labels apart; ``most``: the registers length may need (default a batch)."""
+        copy's labels apart; ``most``: the registers length may need (default a batch);
+        ``entry``: the record path's FACE table offset of the first block
+        (_record_blocks)."""
         a, b, k, v = self.a, self.b, self.k, self.v
         end = b.label(f"tail_end{tag}{bits}")
         empty = b.label(f"tail_empty{tag}{bits}")
@@ -949,12 +1083,12 @@ class Body(GcmFrame):
                 a.cmp(length, Imm(64 * regs))
                 a.ja(bigger)
             self._tail_registers(bits, x, c, inp, length, out, decrypt, regs,
-                                 f"{tag}r{regs}", final, drain)
+                                 f"{tag}r{regs}", final, drain, entry)
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.jmp(end)
             b.bind(bigger)
         self._tail_registers(bits, x, c, inp, length, out, decrypt, sizes[-1], tag, final,
-                             drain)
+                             drain, entry)
         if drain is None:
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.jmp(end)
@@ -967,7 +1101,7 @@ class Body(GcmFrame):
 
     def _tail_registers(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
                         decrypt: bool, regs: int, tag: str, final: Reg,
-                        drain: Drain | None) -> None:
+                        drain: Drain | None, entry: Reg | None = None) -> None:
         """_masked_tail's work with ``regs`` registers (0 < length <= 64 regs); label
         names take ``tag``. The whole blocks are hashed with one reduction, lane l of
         register j by H~^(t + F - 4j - l) from _group_powers' pointer (set by the public
@@ -977,16 +1111,17 @@ class Body(GcmFrame):
         zero-padded, and the length block joins the sum by H~^1 (F = 1), so the message
         ends in this one reduction."""
         a, b, v, h, k = self.a, self.b, self.v, self.hash, self.k
-        lanes, width = k.lanes, 512
+        width = 512
         reduce_, unreduced = (b.label(f"tail_reduce{tag}{bits}"),
                               b.label(f"tail_unreduced{tag}{bits}"))
         with b.region(f"tail-{bits}"):
-            wide = b.vec(width)
-            with b.phase("counter"):
-                v.broadcast_register(wide, c)
-                self.k.counter.vector_add(v, wide, wide, b.const(f"lanes{lanes}", b"".join(
-                    lane.to_bytes(16, "little") for lane in range(lanes)), align=64))
-            blocks = self._counters(wide, regs)
+            wide = None
+            if entry is None:
+                wide = b.vec(width)
+                with b.phase("counter"):
+                    v.broadcast_register(wide, c)
+                    self.k.counter.vector_add(v, wide, wide, self.lane_steps())
+            blocks = self._record_blocks(wide, regs, entry)
             with b.phase("counter"):                   # c += ceil(length / 16)
                 n, t = b.gp(), b.xmm()
                 a.lea(n, Mem(64, base=length, disp=15))
@@ -998,12 +1133,12 @@ class Body(GcmFrame):
             drained = drain is not None
             lp = None if drained and drain.length_hashed else self._length_products(final)
             if drained:
-                _, acc = self.beside(lambda: self.aes(blocks, bits),
+                _, acc = self.beside(lambda: self._record_rounds(blocks, bits, None, entry),
                                      lambda: self._drain_products(x, out, pw, drain))
                 if lp is not None:
                     self._add_products(acc, lp)
             else:
-                self.aes(blocks, bits)
+                self._record_rounds(blocks, bits, None, entry)
                 # the length block's products, zero above lane 0, start the sum
                 acc = Products(lp.lo.view(width), lp.hi.view(width), lp.mi.view(width),
                                k.karatsuba)
