@@ -604,6 +604,16 @@ def test_aesgen_what_picks_the_tables(preset, bench_binaries):
     assert all(n.split("/")[1] in (*OTR_MODES, "otr_ref") for n in otr)
     assert sorted(default) == sorted(ctr + gcm + siv + otr)
     assert sorted(listed_names(binary, None, "--aesgen_what=otr,gcm")) == sorted(gcm + otr)
+    # gcm-fresh: the set's GCM kernels alone, the same records under fresh random nonces
+    fresh = listed_names(binary, None, "--aesgen_what=gcm-fresh")
+    gcm_names = {a["name"] for a in manifest(preset).get("aeads", []) if a["mode"] == "gcm"}
+    kernels = {n.split("/")[0] for n in gcm if n.split("/")[0] in gcm_names}
+    assert kernels and {n.split("/")[0] for n in fresh} == kernels
+    assert {n.replace("/gcm_seal_fresh/", "/gcm_seal/") for n in fresh} == \
+        {n for n in gcm if n.split("/")[0] in kernels}
+    assert sorted(listed_names(binary, None, "--aesgen_what=gcm,gcm-fresh")) == \
+        sorted(gcm + fresh)
+    assert not any("/gcm_seal_fresh/" in n for n in default)
     # sizes and keys apply to gcm_seal, the GCM-SIV and the OTR benchmarks too
     for what in ("gcm", "gcm-siv", "otr"):
         names = listed_names(binary, None, f"--aesgen_what={what}", "--aesgen_aead_sizes=17,1420",
@@ -688,6 +698,20 @@ def test_aead_table_rows_are_implementations_and_columns_sizes():
     md = B.aead_table(summary, 128, (64, 1420), markdown=True)
     assert "| openssl-gcm | 13.000 ±8% [12.000..14.000] | 1.200 ±0% [1.200..1.200] |" in md
     assert B.aead_table(summary, 256, (64,)) == ""
+
+
+def test_fresh_nonce_gcm_table_is_its_own():
+    runs = [_fake_run({"vaes512-gcm-r2/gcm_seal/128/1420": [0.12],
+                       "vaes512-gcm-r2/gcm_seal_fresh/128/1420": [0.13],
+                       "vaes512-gcm-none/gcm_seal_fresh/128/1420": [0.125],
+                       "ipsec-mb-avx512-gcm/gcm_seal/128/1420": [0.16]})]
+    summary = B.summarize(*runs)
+    tls = B.aead_table(summary, 128, (1420,))
+    fresh = B.aead_table(summary, 128, (1420,), mode=B.AEAD_FRESH_MODE)
+    assert "0.120" in tls and "0.130" not in tls and "ipsec-mb" in tls
+    assert "fresh nonces" in fresh and "0.130" in fresh and "0.125" in fresh
+    assert "ipsec-mb" not in fresh and "0.120" not in fresh
+    assert "fresh random" in B.MODE_TITLES[B.AEAD_FRESH_MODE]
 
 
 def test_ghash_table_rows_are_implementations_and_columns_sizes():

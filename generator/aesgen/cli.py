@@ -582,8 +582,10 @@ def doubling(cpu, mca_cpus, processes, sizes, no_measure) -> None:
               help="Key sizes (default 128,192,256, GCM, GCM-SIV and OTR 128,256; --quick: "
                    "128).")
 @click.option("--what", default=",".join(BENCH_DEFAULT_WHAT), show_default=True,
-              metavar="ctr,gcm,gcm-siv,otr,ghash",
+              metavar="ctr,gcm,gcm-fresh,gcm-siv,otr,ghash",
               help="Which tables, any of: the CTR ones (ctr), the AES-GCM seal ones (gcm), "
+                   "the set's GCM kernels sealing the same records under fresh random "
+                   "nonces (gcm-fresh: FACE's worst case, to set beside their gcm rows), "
                    "the AES-GCM-SIV seal, open and ticks-per-record ones (gcm-siv, beside "
                    "libgcrypt and BoringSSL), the AES-OTR seal, open and ticks-per-record "
                    "ones (otr, beside AES-OCB in libgcrypt and OpenSSL, with the same "
@@ -653,7 +655,7 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     siv_size_list = given_aead_sizes or B.GCM_SIV_SIZES      # gcm_siv_seal and gcm_siv_open
     otr_size_list = given_aead_sizes or B.OTR_SIZES          # otr_seal, otr_open, otr_ref
     aead_keys = tuple(b for b in key_list if b in B.AEAD_KEYS)
-    if set(what_list) <= {"gcm", "gcm-siv", "otr"} and not aead_keys:
+    if set(what_list) <= {"gcm", "gcm-fresh", "gcm-siv", "otr"} and not aead_keys:
         raise UserError(f"no {' or '.join(w.upper() for w in what_list)} table for key sizes "
                         f"{', '.join(map(str, key_list))}: they are measured with "
                         f"{' and '.join(map(str, B.AEAD_KEYS))}-bit keys")
@@ -703,11 +705,13 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
             if t:
                 text.append(f"\n{B.MODE_TITLES[mode]}\n{t}")
                 md += [B.table(summary, mode, bits, tuple(size_list), markdown=True), ""]
-    for bits in aead_keys:
-        t = B.aead_table(summary, bits, tuple(aead_size_list))
-        if t:
-            text.append(f"\n{B.MODE_TITLES[B.AEAD_MODE]}\n{t}")
-            md += [B.aead_table(summary, bits, tuple(aead_size_list), markdown=True), ""]
+    for mode in (B.AEAD_MODE, B.AEAD_FRESH_MODE):
+        for bits in aead_keys:
+            t = B.aead_table(summary, bits, tuple(aead_size_list), mode=mode)
+            if t:
+                text.append(f"\n{B.MODE_TITLES[mode]}\n{t}")
+                md += [B.aead_table(summary, bits, tuple(aead_size_list), markdown=True,
+                                    mode=mode), ""]
     for t, t_md in B.gcm_siv_sections(summary, aead_keys, tuple(siv_size_list)):
         text.append(t)
         md += [t_md, ""]
@@ -771,6 +775,7 @@ def _child_has_work(what: tuple, name_filter: str | None, aead_sizes: tuple) -> 
 
     names = {"ctr": ["openssl-noaesni/stream/128/4096"],
              "gcm": ["openssl-noaesni-gcm/gcm_seal/128/16384"],
+             "gcm-fresh": [],
              "gcm-siv": [],
              "otr": [],
              "ghash": [f"openssl-noaesni-ghash/ghash/128/{s}" for s in aead_sizes]}

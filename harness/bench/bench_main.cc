@@ -603,6 +603,7 @@ struct Options {
   std::set<int> key_bits;  // empty = all
   std::vector<size_t> aead_sizes;  // empty = each AEAD table's defaults
   bool ctr = true, gcm = true, gcm_siv = true, otr = true, ghash = false;  // --aesgen_what
+  bool gcm_fresh = false;
   bool list = false;
 };
 
@@ -639,11 +640,13 @@ void PrintOwnFlags() {
       "                           --aesgen_sizes selects them)\n"
       "  --aesgen_keys=128,256    register only these key sizes\n"
       "  --aesgen_what=ctr,gcm    any of: the CTR benchmarks (ctr), gcm_seal (gcm),\n"
+      "                           the set's GCM kernels under fresh random nonces\n"
+      "                           gcm_seal_fresh (gcm-fresh),\n"
       "                           AES-GCM-SIV gcm_siv_seal and gcm_siv_open (gcm-siv),\n"
       "                           AES-OTR otr_seal and otr_open beside AES-OCB, and the\n"
       "                           otr_ref comparison (otr), GHASH alone (ghash); default\n"
       "                           ctr,gcm,gcm-siv,otr\n"
-      "  --aesgen_aead_sizes=64,1420  gcm_seal, gcm-siv, otr and ghash sizes, 1..65520\n"
+      "  --aesgen_aead_sizes=64,1420  gcm_seal(_fresh), gcm-siv, otr and ghash sizes, 1..65520\n"
       "                           (default gcm_seal and ghash 64,256,1420,4096,16384;\n"
       "                           gcm-siv and otr 16,64,256,1420,4096,16384)\n"
       "  --aesgen_list            print the benchmark names and exit\n"
@@ -693,7 +696,7 @@ Options ParseOwnFlags(int *argc, char **argv) {
       }
       opt.aead_sizes.assign(sizes.begin(), sizes.end());
     } else if (const char *v = value_of("--aesgen_what")) {
-      opt.ctr = opt.gcm = opt.gcm_siv = opt.otr = opt.ghash = false;
+      opt.ctr = opt.gcm = opt.gcm_siv = opt.otr = opt.ghash = opt.gcm_fresh = false;
       std::stringstream ss(v);
       std::string item;
       while (std::getline(ss, item, ',')) {
@@ -701,6 +704,8 @@ Options ParseOwnFlags(int *argc, char **argv) {
           opt.ctr = true;
         else if (item == "gcm")
           opt.gcm = true;
+        else if (item == "gcm-fresh")
+          opt.gcm_fresh = true;
         else if (item == "gcm-siv")
           opt.gcm_siv = true;
         else if (item == "otr")
@@ -708,9 +713,10 @@ Options ParseOwnFlags(int *argc, char **argv) {
         else if (item == "ghash")
           opt.ghash = true;
         else
-          UsageError("--aesgen_what: '" + item + "' is not ctr, gcm, gcm-siv, otr or ghash");
+          UsageError("--aesgen_what: '" + item +
+                     "' is not ctr, gcm, gcm-fresh, gcm-siv, otr or ghash");
       }
-      if (!opt.ctr && !opt.gcm && !opt.gcm_siv && !opt.otr && !opt.ghash)
+      if (!opt.ctr && !opt.gcm && !opt.gcm_fresh && !opt.gcm_siv && !opt.otr && !opt.ghash)
         UsageError("--aesgen_what: empty list");
     } else if (arg == "--aesgen_list") {
       opt.list = true;
@@ -819,7 +825,9 @@ int main(int argc, char **argv) {
   // beside OpenSSL with AES-NI and PCLMULQDQ masked, only its own GCM (gcm_bench.cc) and
   // GHASH (ghash_bench.cc)
   const std::vector<GcmTarget> gcm_targets =
-      opt.gcm ? RegisterGcm(gcm_sizes, opt.key_bits, names) : std::vector<GcmTarget>{};
+      opt.gcm || opt.gcm_fresh ? RegisterGcm(gcm_sizes, opt.key_bits, names, opt.gcm,
+                                             opt.gcm_fresh)
+                               : std::vector<GcmTarget>{};
   const std::vector<GcmSivTarget> siv_targets =
       opt.gcm_siv ? RegisterGcmSiv(siv_sizes, opt.key_bits, names)
                   : std::vector<GcmSivTarget>{};

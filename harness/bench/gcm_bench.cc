@@ -267,6 +267,7 @@ struct GcmFactory {
   std::string name;
   std::vector<int> key_bits;
   std::function<std::shared_ptr<GcmImpl>(int key_bits)> make;
+  bool aesgen = false;  // a kernel of the set (the fresh-nonce table has these alone)
 };
 
 const std::vector<int> kPeerKeyBits(std::begin(kGcmKeyBits), std::end(kGcmKeyBits));
@@ -279,9 +280,11 @@ void AddAesgenGcm(std::vector<GcmFactory> &factories) {
       bits.push_back(b);
   for (size_t i : RunnableGcmAeads()) {
     const aesgen_aead &a = aesgen_aeads[i];
-    factories.push_back({a.name, bits, [&a](int b) -> std::shared_ptr<GcmImpl> {
+    factories.push_back({a.name, bits,
+                         [&a](int b) -> std::shared_ptr<GcmImpl> {
                            return std::make_shared<AesgenGcm>(a, b);
-                         }});
+                         },
+                         true});
   }
 #else
   (void)factories;  // this set's aesgen.h declares no AEAD kernels
@@ -342,11 +345,12 @@ std::vector<GcmFactory> AvailableGcm() {
 // ---------------------------------------------------------------------------
 // The timed loop
 
+template <class Nonces>
 void BenchGcmSeal(benchmark::State &state, GcmImpl &impl, size_t size) {
   const Buffers &buf = SharedBuffers();
   const Key key = BaseKey();
   impl.SetKey(key.bytes);
-  TlsNonces nonces;
+  Nonces nonces;
   impl.Seal(nonces.Next(), kNonceLen, RecordAad(), kAadLen, buf.in, size, buf.out);  // warm-up
   const uint64_t t0 = Ticks();
   for (auto _ : state)
@@ -463,20 +467,30 @@ void VerifyTarget(const GcmTarget &t, const std::vector<size_t> &sizes) {
 
 std::vector<GcmTarget> RegisterGcm(const std::vector<size_t> &sizes,
                                    const std::set<int> &key_bits,
-                                   std::vector<std::string> &names) {
+                                   std::vector<std::string> &names, bool tls, bool fresh) {
   std::vector<GcmTarget> targets;
   for (const GcmFactory &factory : AvailableGcm()) {
+    if (!tls && !factory.aesgen) continue;  // fresh nonces alone: the set's kernels
     for (int bits : factory.key_bits) {
       if (!key_bits.empty() && !key_bits.count(bits)) continue;
       std::shared_ptr<GcmImpl> impl = factory.make(bits);
       targets.push_back({factory.name + "/" + Bits(bits), bits, impl});
       for (size_t size : sizes) {
-        const std::string name =
-            factory.name + "/gcm_seal/" + Bits(bits) + "/" + std::to_string(size);
-        benchmark::RegisterBenchmark(name.c_str(), [impl, size](benchmark::State &st) {
-          BenchGcmSeal(st, *impl, size);
-        });
-        names.push_back(name);
+        const std::string tail = "/" + Bits(bits) + "/" + std::to_string(size);
+        if (tls) {
+          const std::string name = factory.name + "/gcm_seal" + tail;
+          benchmark::RegisterBenchmark(name.c_str(), [impl, size](benchmark::State &st) {
+            BenchGcmSeal<TlsNonces>(st, *impl, size);
+          });
+          names.push_back(name);
+        }
+        if (fresh && factory.aesgen) {
+          const std::string name = factory.name + "/gcm_seal_fresh" + tail;
+          benchmark::RegisterBenchmark(name.c_str(), [impl, size](benchmark::State &st) {
+            BenchGcmSeal<FreshNonces>(st, *impl, size);
+          });
+          names.push_back(name);
+        }
       }
     }
   }

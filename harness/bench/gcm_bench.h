@@ -1,6 +1,7 @@
 // gcm_bench.h: the AES-GCM seal benchmarks of aesgen_bench (gcm_bench.cc).
 //
-// Benchmarks named IMPL/gcm_seal/KEYBITS/SIZE, KEYBITS 128 or 256.  IMPL is a GCM
+// Benchmarks named IMPL/gcm_seal/KEYBITS/SIZE (and IMPL/gcm_seal_fresh/KEYBITS/SIZE, the
+// set's kernels under fresh random nonces), KEYBITS 128 or 256.  IMPL is a GCM
 // entry of the set's aesgen_aeads[] this CPU runs (only where aesgen.h defines
 // AESGEN_HAVE_AEAD), `openssl-gcm`, `ipsec-mb-sse-gcm`, `ipsec-mb-avx2-gcm`,
 // `ipsec-mb-avx512-gcm`, `libgcrypt-gcm` or `boringssl-gcm`; what this process cannot
@@ -33,12 +34,15 @@ struct GcmTarget {
   std::shared_ptr<GcmImpl> impl;
 };
 
-// Registers IMPL/gcm_seal/KEYBITS/SIZE for every available IMPL, every key size of
-// kGcmKeyBits in `key_bits` (empty = all) and every size; appends the names to `names`
-// and returns the targets, for VerifyGcm.
+// Registers, with `tls`, IMPL/gcm_seal/KEYBITS/SIZE for every available IMPL, and with
+// `fresh`, IMPL/gcm_seal_fresh/KEYBITS/SIZE for the set's kernels alone: the same record
+// under a fresh random nonce (aead_common.h's FreshNonces), FACE's worst case (a peer's
+// cost does not depend on the nonce); every key size of kGcmKeyBits in `key_bits` (empty
+// = all) and every size. Appends the names to `names` and returns the targets, for
+// VerifyGcm.
 std::vector<GcmTarget> RegisterGcm(const std::vector<size_t> &sizes,
                                    const std::set<int> &key_bits,
-                                   std::vector<std::string> &names);
+                                   std::vector<std::string> &names, bool tls, bool fresh);
 
 // Checks the reference (OpenSSL) against GCM test vectors, then every target against
 // the reference (ciphertext and tag, several lengths, one not a multiple of 16, a
