@@ -3381,6 +3381,8 @@ aesgen_vaes512_gcm_r2_seal:
 	jmp	.Laesgen_vaes512_gcm_r2_seal_record_begun
 .Laesgen_vaes512_gcm_r2_seal_record_faced:
 	movq	$0, 3768(%rbx)
+	cmpq	$1536, %rax
+	ja	.Laesgen_vaes512_gcm_r2_seal_record_batches
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
@@ -3403,8 +3405,8 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
 	movq	$0, 3808(%rbx)
-	movq	$1, 3816(%rbx)
-	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table
+	movq	$2, 3816(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_record_new_tag
 .Laesgen_vaes512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
@@ -3535,74 +3537,121 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done
 .Laesgen_vaes512_gcm_r2_seal_aes_j0_done:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_record_face_begun
+.Laesgen_vaes512_gcm_r2_seal_record_new_tag:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes128_2
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes192_2
+.Laesgen_vaes512_gcm_r2_seal_aes256_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes128_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes192_2:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
+.Laesgen_vaes512_gcm_r2_seal_aes_done_2:
+.Laesgen_vaes512_gcm_r2_seal_record_face_begun:
 	vmovdqa64	%xmm0, 3648(%rbx)
-.Laesgen_vaes512_gcm_r2_seal_record_begun:
-	jmp	.Laesgen_vaes512_gcm_r2_seal_data
-.Laesgen_vaes512_gcm_r2_seal_general:
-	vpxorq	%xmm0, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 3680(%rbx)
-	vmovdqa64	%xmm0, 3696(%rbx)
-	movq	$0, 3744(%rbx)
-	movq	$0, 3752(%rbx)
-	movq	$0, 3760(%rbx)
-	cmpq	$12, %rdx
-	jne	.Laesgen_vaes512_gcm_r2_seal_long_nonce
-	movzbl	(%rsi), %eax
-	movzbl	1(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	2(%rsi), %eax
-	movzbl	3(%rsi), %edi
-	shlq	$8, %rdi
-	orq	%rax, %rdi
-	shlq	$16, %rdi
-	orq	%rdx, %rdi
-	movzbl	4(%rsi), %eax
-	movzbl	5(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	6(%rsi), %eax
-	movzbl	7(%rsi), %r10d
-	shlq	$8, %r10
-	orq	%rax, %r10
-	shlq	$16, %r10
-	orq	%rdx, %r10
-	shlq	$32, %r10
-	orq	%rdi, %r10
-	vmovq	%r10, %xmm0
-	movzbl	8(%rsi), %eax
-	movzbl	9(%rsi), %edx
-	shlq	$8, %rdx
-	orq	%rax, %rdx
-	movzbl	10(%rsi), %eax
-	movzbl	11(%rsi), %esi
-	shlq	$8, %rsi
-	orq	%rax, %rsi
-	shlq	$16, %rsi
-	orq	%rdx, %rsi
-	vmovq	%rsi, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vporq	.Laesgen_vaes512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
-	movq	$0, 3768(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_record_begun
+.Laesgen_vaes512_gcm_r2_seal_record_batches:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
 	movq	$-1, 3776(%rbx)
 	vmovdqa64	%xmm0, 3728(%rbx)
-	movq	3728(%rbx), %rdx
-	bswapq	%rdx
+	movq	3728(%rbx), %rcx
+	bswapq	%rcx
 	movq	3736(%rbx), %rax
 	bswapq	%rax
-	movabsq	$0xff0000000000, %rsi
-	andq	%rax, %rsi
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
-	andq	%rdx, %rax
-	cmpq	3784(%rbx), %rsi
+	andq	%rcx, %rax
+	cmpq	3784(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_seal_restart_2
 	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 .Laesgen_vaes512_gcm_r2_seal_restart_2:
-	movq	%rsi, 3784(%rbx)
+	movq	%rdx, 3784(%rbx)
 	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
 	movq	$0, 3808(%rbx)
@@ -3738,6 +3787,209 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2
 .Laesgen_vaes512_gcm_r2_seal_aes_j0_done_2:
+	vmovdqa64	%xmm0, 3648(%rbx)
+.Laesgen_vaes512_gcm_r2_seal_record_begun:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_data
+.Laesgen_vaes512_gcm_r2_seal_general:
+	vpxorq	%xmm0, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 3680(%rbx)
+	vmovdqa64	%xmm0, 3696(%rbx)
+	movq	$0, 3744(%rbx)
+	movq	$0, 3752(%rbx)
+	movq	$0, 3760(%rbx)
+	cmpq	$12, %rdx
+	jne	.Laesgen_vaes512_gcm_r2_seal_long_nonce
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edi
+	shlq	$8, %rdi
+	orq	%rax, %rdi
+	shlq	$16, %rdi
+	orq	%rdx, %rdi
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rax, %r10
+	shlq	$16, %r10
+	orq	%rdx, %r10
+	shlq	$32, %r10
+	orq	%rdi, %r10
+	vmovq	%r10, %xmm0
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rax, %rsi
+	shlq	$16, %rsi
+	orq	%rdx, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 3664(%rbx)
+	movq	$-1, 3776(%rbx)
+	vmovdqa64	%xmm0, 3728(%rbx)
+	movq	3728(%rbx), %rdx
+	bswapq	%rdx
+	movq	3736(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rsi
+	andq	%rax, %rsi
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rdx, %rax
+	cmpq	3784(%rbx), %rsi
+	jne	.Laesgen_vaes512_gcm_r2_seal_restart_3
+	cmpq	3792(%rbx), %rax
+	je	.Laesgen_vaes512_gcm_r2_seal_same_table_3
+.Laesgen_vaes512_gcm_r2_seal_restart_3:
+	movq	%rsi, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
+	movq	$0, 3800(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
+	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table_3
+.Laesgen_vaes512_gcm_r2_seal_same_table_3:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0128_3
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_r2_seal_aes_j0192_3
+.Laesgen_vaes512_gcm_r2_seal_aes_j0256_3:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 3776(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_3
+.Laesgen_vaes512_gcm_r2_seal_aes_j0128_3:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 3776(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_3
+.Laesgen_vaes512_gcm_r2_seal_aes_j0192_3:
+	vpandq	.Laesgen_vaes512_gcm_r2_seal_window_mask(%rip), %xmm1, %xmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm2, %xmm2
+	vmovdqa64	(%rbx), %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	16(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa64	32(%rbx), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 3840(%rbx)
+	vmovd	%xmm1, %eax
+	shrq	$8, %rax
+	movq	%rax, 3776(%rbx)
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_3
+.Laesgen_vaes512_gcm_r2_seal_aes_j0_done_3:
 	vmovdqa64	%xmm0, 3648(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_have_j0
 .Laesgen_vaes512_gcm_r2_seal_long_nonce:
@@ -4025,10 +4277,10 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	$-1, 3776(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_r2_seal_aes128_2
+	je	.Laesgen_vaes512_gcm_r2_seal_aes128_3
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_r2_seal_aes192_2
-.Laesgen_vaes512_gcm_r2_seal_aes256_2:
+	je	.Laesgen_vaes512_gcm_r2_seal_aes192_3
+.Laesgen_vaes512_gcm_r2_seal_aes256_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4059,8 +4311,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes128_2:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_3
+.Laesgen_vaes512_gcm_r2_seal_aes128_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4083,8 +4335,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes192_2:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_3
+.Laesgen_vaes512_gcm_r2_seal_aes192_3:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4111,8 +4363,8 @@ aesgen_vaes512_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_2
-.Laesgen_vaes512_gcm_r2_seal_aes_done_2:
+	jmp	.Laesgen_vaes512_gcm_r2_seal_aes_done_3
+.Laesgen_vaes512_gcm_r2_seal_aes_done_3:
 	vmovdqa64	%xmm0, 3648(%rbx)
 .Laesgen_vaes512_gcm_r2_seal_have_j0:
 	vmovdqa64	3680(%rbx), %xmm0

@@ -193,11 +193,12 @@ class FaceRun:
         b.bind(done)
 
     def keep_or_empty_table(self, b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg,
-                            window_ok: Label, first_fill: int) -> None:
+                            window_ok: Label, first_fill: int,
+                            new_tag: Label | None = None) -> None:
         """At a new window or message (counter hi:lo, big-endian halves as numbers): when
         counter bytes 0, 5, 10 match the table's tag, keep the run; otherwise take the new
         tag with an empty run and a fill budget of ``first_fill`` batches (one). Either way
-        continue at window_ok."""
+        continue at window_ok, or after a new tag at ``new_tag`` when given."""
         isa, f = self.isa, self.fields
         restart = b.label("restart")
         tag_lo, tag_hi = counter_tag(isa, b, lo, hi)
@@ -207,4 +208,4 @@ class FaceRun:
         isa.store_imm(b, self._f(ctx, f.start), 0)
         isa.store_imm(b, self._f(ctx, f.count), 0)
         isa.store_imm(b, self._f(ctx, f.budget), first_fill)
-        isa.jump(b, window_ok)
+        isa.jump(b, new_tag or window_ok)

@@ -349,25 +349,29 @@ class GcmFrame:
         self.begin_message(j0, counter_secret=True)
         b.bind(have_j0)
 
-    def begin_message(self, j0, counter_secret: bool = False, face: bool = True) -> None:
+    def begin_message(self, j0, counter_secret: bool = False, face: str = "message") -> None:
         """What every message starts from J0: the counter J0 + 1 (the ISA layer's
         counter_after), FACE's step (face_begin: the nonce bytes its table is for checked,
         the counter's window cached) and E_K(J0), the tag's mask. With ``counter_secret``
         (J0 from GHASH, start) no FACE: the table stays as it is, no window is cached, and
         the counter is stored declassified (nothing branches on it: COUNTER_SECRET).
-        Without ``face`` (a record the data path takes without FACE) no FACE either, the
-        table and its run as they were (possibly another nonce prefix's: the caller sets
-        COUNTER_SECRET, so no batch of this message reads them)."""
+        With ``face`` "none" (a record the data path takes without FACE) no FACE either,
+        the table and its run as they were (possibly another nonce prefix's: the caller
+        sets COUNTER_SECRET, so no batch of this message reads them); "record" (a one-shot
+        record of the ISA layer's record path) FACE's step as that path wants it
+        (face_begin_record)."""
         b = self.b
         with b.phase("counter"):
             c = self.counter_after(j0)
             if counter_secret:
                 b.comment(COUNTER_DECLASSIFIED)
             self.store_block("COUNTER", c)
-        if counter_secret or not face:
+        if counter_secret or face == "none":
             if self.k.face_rounds:
                 self.isa.store_imm(b, self.f("FACE_WINDOW", width=64), NO_WINDOW)
             self.aes_any_size(j0)
+        elif self.k.face_rounds and face == "record":
+            self.face_begin_record(j0, c)
         elif self.k.face_rounds:
             self.face_begin(j0, c)
         else:

@@ -28,7 +28,7 @@ from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
-from ...kernels.face_fill import FIRST_FILL, FaceRun, RunFields
+from ...kernels.face_fill import FIRST_FILL, RECORD_SEEN, FaceRun, RunFields
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.table_kernel import NOT_CONSTANT_TIME
 from ...kernels.vector_ops import VectorOps
@@ -492,11 +492,13 @@ class Body(GcmFrame):
             self.a.sub(length, Imm(16 * n_blocks))
 
     # --- FACE on the GCM counter ---------------------------------------------------------
-    def face_new_message(self, j0: Reg) -> None:
+    def face_new_message(self, j0: Reg, first_fill: int = FIRST_FILL,
+                         new_tag: Label | None = None) -> None:
         """A new nonce: no window is cached; the run of filled table entries stays (and
         fill batches may store freely) when counter bytes 0, 5 and 10 (nonce bytes, fixed
         for the whole message) are those it was filled under, else it is emptied and only
-        this record's first fill batch stores (admission on second sight: face_fill.py)."""
+        this record's first fill batch stores (admission on second sight: face_fill.py),
+        or ``first_fill`` batches, continuing at ``new_tag`` when given."""
         a, b, v = self.a, self.b, self.v
         a.mov(self.f("FACE_WINDOW", width=64), Imm(NO_WINDOW))
         same = b.label("same_table")
@@ -506,7 +508,7 @@ class Body(GcmFrame):
         a.bswap(hi)
         a.mov(lo, self.f("SCRATCH", 8, width=64))
         a.bswap(lo)
-        self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, FIRST_FILL)
+        self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, first_fill, new_tag)
         b.bind(same)
 
     def _face_dispatch(self, c: Reg, labels: dict[str, Label]) -> Reg:
@@ -1288,6 +1290,27 @@ class Body(GcmFrame):
         with self.keeping(c, j0):
             self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
 
+    def face_begin_record(self, j0: Reg, c: Reg) -> None:
+        """face_begin for a one-shot record of the record path (_record_chunks): under a
+        nonce prefix the table does not hold, the new prefix is taken with an empty run
+        and a budget of RECORD_SEEN, and no window is cached, so the record runs every
+        round (_record_face finds no window) and the next record under the prefix fills
+        what it needs: under fresh random nonces, where every record is such a first
+        sight, a record pays for the prefix check alone (not the window's rounds)."""
+        b = self.b
+        new_tag, begun = b.label("record_new_tag"), b.label("record_face_begun")
+        self.face_new_message(j0, RECORD_SEEN, new_tag)
+
+        def window_and_mask(bits: int) -> None:
+            self._face_refresh(c, bits)
+            self.aes([j0], bits)
+        with self.keeping(c, j0):
+            self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
+        self.isa.jump(b, begun)
+        b.bind(new_tag)                       # FACE_WINDOW: NO_WINDOW (face_new_message)
+        self.aes_any_size(j0)
+        b.bind(begun)
+
     def start_record(self, nonce: Reg, aad: Reg, aad_len: Reg, length: Reg | None) -> None:
         """start() and absorb() of a one-shot record under a 12-byte nonce with at most 16
         bytes of AAD (takes_short_path), from registers: J0 = nonce || 1 built in place,
@@ -1319,10 +1342,18 @@ class Body(GcmFrame):
         # every batch the full way is set, as for a counter from GHASH (a data call this
         # message should not see, as encrypt after seal, finds it too)
         a.mov(self.f("COUNTER_SECRET", width=64), Imm(1))
-        self.begin_message(j0, face=False)
+        self.begin_message(j0, face="none")
         a.jmp(begun)
         b.bind(faced)
         a.mov(self.f("COUNTER_SECRET", width=64), Imm(0))      # J0 = nonce || 1: public
+        if self.k.record_chunk:               # the record path's records: their own step
+            batches = b.label("record_batches")
+            with b.phase("loop"):
+                a.cmp(length, Imm(16 * (self.k.table_powers - 1)))
+                a.ja(batches)
+            self.begin_message(j0, face="record")
+            a.jmp(begun)
+            b.bind(batches)
         self.begin_message(j0)
         b.bind(begun)
 
