@@ -18048,18 +18048,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
@@ -20073,18 +20069,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
@@ -23897,18 +23889,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm14
 	vpxorq	%zmm15, %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
+	vpxorq	9088(%rdi), %zmm11, %zmm15
+	vmovdqu64	%zmm15, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm12, %zmm15
+	vmovdqu64	%zmm15, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm15
+	vmovdqu64	%zmm15, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm15
+	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
 	vpxorq	%zmm16, %zmm15, %zmm15
@@ -25577,18 +25565,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm14
 	vpxorq	%zmm15, %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
+	vpxorq	9088(%rdi), %zmm11, %zmm15
+	vmovdqu64	%zmm15, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm12, %zmm15
+	vmovdqu64	%zmm15, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm15
+	vmovdqu64	%zmm15, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm15
+	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
 	vpxorq	%zmm16, %zmm15, %zmm15
@@ -28930,18 +28914,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
@@ -30769,18 +30749,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
@@ -35825,18 +35801,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
@@ -40027,18 +39999,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm14
 	vpxorq	%zmm15, %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
+	vpxorq	9088(%rdi), %zmm11, %zmm15
+	vmovdqu64	%zmm15, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm12, %zmm15
+	vmovdqu64	%zmm15, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm15
+	vmovdqu64	%zmm15, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm15
+	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
 	vpxorq	%zmm16, %zmm15, %zmm15
@@ -43758,18 +43726,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18

@@ -18120,18 +18120,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
@@ -20124,18 +20120,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
@@ -23927,18 +23919,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
 	vpternlogd	$150, %zmm15, %zmm16, %zmm13
 	vpxorq	%zmm14, %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm10, %zmm10
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
+	vpxorq	9088(%rdi), %zmm10, %zmm14
+	vmovdqu64	%zmm14, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm11, %zmm14
+	vmovdqu64	%zmm14, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm12, %zmm14
+	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm14
+	vmovdqu64	%zmm14, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
 	vpxorq	%zmm15, %zmm14, %zmm14
@@ -25589,18 +25577,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
 	vpternlogd	$150, %zmm15, %zmm16, %zmm13
 	vpxorq	%zmm14, %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm10, %zmm10
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
+	vpxorq	9088(%rdi), %zmm10, %zmm14
+	vmovdqu64	%zmm14, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm11, %zmm14
+	vmovdqu64	%zmm14, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm12, %zmm14
+	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm14
+	vmovdqu64	%zmm14, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
 	vpxorq	%zmm15, %zmm14, %zmm14
@@ -28924,18 +28908,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
@@ -30742,18 +30722,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
@@ -35777,18 +35753,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
@@ -39958,18 +39930,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
 	vpternlogd	$150, %zmm15, %zmm16, %zmm13
 	vpxorq	%zmm14, %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm10, %zmm10
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm11, %zmm11
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
+	vpxorq	9088(%rdi), %zmm10, %zmm14
+	vmovdqu64	%zmm14, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm11, %zmm14
+	vmovdqu64	%zmm14, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm12, %zmm14
+	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm14
+	vmovdqu64	%zmm14, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
 	vpxorq	%zmm15, %zmm14, %zmm14
@@ -43671,18 +43639,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 9152(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm12, %zmm12
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 9216(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm13, %zmm13
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 9280(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm14, %zmm14
-	vpxorq	9088(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 9344(%rdi,%rax,1)
-	vpxorq	9088(%rdi), %zmm15, %zmm15
+	vpxorq	9088(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 9152(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 9216(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 9280(%rdi,%rax,1)
+	vpxorq	9088(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 9344(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16

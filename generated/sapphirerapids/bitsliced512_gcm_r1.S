@@ -38064,30 +38064,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -40369,30 +40361,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -45954,30 +45938,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -48259,30 +48235,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -53836,30 +53804,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm4, %zmm4
@@ -56117,30 +56077,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm4, %zmm4
@@ -62259,30 +62211,22 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -66633,30 +66577,22 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -70999,30 +70935,22 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%zmm13, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout1512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout1512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout1512(%rip), %zmm4, %zmm4

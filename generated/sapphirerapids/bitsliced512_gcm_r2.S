@@ -39874,30 +39874,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -42154,30 +42146,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -47714,30 +47698,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -49994,30 +49970,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -55562,30 +55530,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm4, %zmm4
@@ -57843,30 +57803,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm4, %zmm4
@@ -63960,30 +63912,22 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -68309,30 +68253,22 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -72666,30 +72602,22 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm15, %zmm8
 	vmovdqa64	%zmm16, %zmm9
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 12608(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm2, %zmm2
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 12672(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm3, %zmm3
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 12736(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm4, %zmm4
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 12800(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm5, %zmm5
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 12864(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm6, %zmm6
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 12928(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm7, %zmm7
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 12992(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm8, %zmm8
-	vpxorq	12544(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 13056(%rdi,%rax,1)
-	vpxorq	12544(%rdi), %zmm9, %zmm9
+	vpxorq	12544(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 12608(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 12672(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 12736(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 12800(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 12864(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 12928(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 12992(%rdi,%rax,1)
+	vpxorq	12544(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 13056(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_layout2512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_layout2512(%rip), %zmm4, %zmm4

@@ -11819,30 +11819,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
@@ -14321,8 +14313,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
@@ -14340,8 +14332,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
@@ -14350,8 +14342,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpxorq	%zmm16, %zmm13, %zmm13
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
@@ -14359,47 +14351,38 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
-	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
@@ -14407,8 +14390,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
@@ -14416,9 +14399,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpxorq	%zmm21, %zmm23, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
@@ -14426,18 +14409,18 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm23, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqa64	%zmm25, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
@@ -14445,18 +14428,18 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqa64	%zmm25, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm27, %zmm19, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vpternlogd	$150, %zmm27, %zmm19, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
@@ -14464,454 +14447,455 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vmovdqu64	-256(%rcx), %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vmovdqu64	-256(%rcx), %zmm19
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	-192(%rcx), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	-192(%rcx), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
-	vmovdqu64	1040(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vmovdqu64	1040(%rdi), %zmm24
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vmovdqu64	1104(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm25
 	vbroadcasti32x4	64(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	80(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
-	vmovdqu64	-384(%rcx), %zmm19
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vmovdqu64	-384(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vmovdqu64	-320(%rcx), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vmovdqu64	-320(%rcx), %zmm20
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vmovdqu64	976(%rdi), %zmm25
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vmovdqu64	976(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vbroadcasti32x4	112(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	128(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	-512(%rcx), %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vmovdqu64	-512(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm0
-	vpxorq	%zmm0, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm0, %zmm15
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm0
+	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vmovdqu64	-448(%rcx), %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
+	vmovdqu64	-448(%rcx), %zmm17
 	vpxorq	%zmm2, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm2, %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vmovdqu64	784(%rdi), %zmm18
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
+	vmovdqu64	784(%rdi), %zmm18
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
-	vmovdqu64	848(%rdi), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vmovdqu64	848(%rdi), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm19, %zmm24
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm18, %zmm19, %zmm24
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpclmulqdq	$17, %zmm18, %zmm19, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
+	vpclmulqdq	$17, %zmm18, %zmm19, %zmm25
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$1, %zmm18, %zmm19, %zmm26
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vpclmulqdq	$1, %zmm18, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
-	vpclmulqdq	$16, %zmm18, %zmm19, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$16, %zmm18, %zmm19, %zmm18
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -14919,18 +14903,18 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
@@ -14938,18 +14922,18 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -14957,9 +14941,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
@@ -14967,18 +14951,18 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
@@ -14986,9 +14970,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
@@ -14996,8 +14980,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpslldq	$8, %zmm23, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
@@ -15005,9 +14989,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
@@ -15015,8 +14999,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpsrldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
@@ -15024,9 +15008,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -15034,8 +15018,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm5, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm21, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
@@ -15044,8 +15028,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
@@ -15053,8 +15037,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm21, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
@@ -15063,8 +15047,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
@@ -15073,8 +15057,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm22, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vextracti64x4	$1, %zmm22, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -15082,8 +15066,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -15092,8 +15076,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm22, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
+	vextracti32x4	$1, %ymm22, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm6, %zmm8, %zmm8
@@ -15101,8 +15085,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
@@ -15111,8 +15095,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -15130,8 +15114,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
@@ -23203,30 +23187,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
@@ -25009,29 +24985,29 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vmovdqu64	1168(%rdi), %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm22
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
@@ -25045,541 +25021,533 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpxorq	%zmm16, %zmm12, %zmm12
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
 	vpxorq	%zmm21, %zmm23, %zmm21
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
 	vpxorq	%zmm26, %zmm24, %zmm22
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqa64	%zmm25, %zmm23
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm27, %zmm19, %zmm23
+	vmovdqa64	%zmm25, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm19, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vmovdqu64	-256(%rcx), %zmm19
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vmovdqu64	-256(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vmovdqu64	-192(%rcx), %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vmovdqu64	-192(%rcx), %zmm20
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	1040(%rdi), %zmm24
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
+	vmovdqu64	1040(%rdi), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	1104(%rdi), %zmm25
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
-	vmovdqu64	-384(%rcx), %zmm19
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
+	vmovdqu64	-384(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	-320(%rcx), %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vmovdqu64	-320(%rcx), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
-	vmovdqu64	976(%rdi), %zmm25
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
+	vmovdqu64	976(%rdi), %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm18
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm9
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm2, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm12
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpternlogd	$150, %zmm24, %zmm18, %zmm21
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm16
-	vpternlogd	$150, %zmm28, %zmm18, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vpternlogd	$150, %zmm16, %zmm17, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm8
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
-	vmovdqu64	-512(%rcx), %zmm18
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vmovdqu64	-512(%rcx), %zmm18
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm0
-	vpternlogd	$150, %zmm0, %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vmovdqu64	-448(%rcx), %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vmovdqu64	-448(%rcx), %zmm17
 	vpxorq	%zmm3, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
-	vmovdqu64	784(%rdi), %zmm19
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vmovdqu64	784(%rdi), %zmm19
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vmovdqu64	848(%rdi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
+	vmovdqu64	848(%rdi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
+	vpslldq	$8, %zmm23, %zmm17
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpsrldq	$8, %zmm23, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm5, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vextracti64x4	$1, %zmm22, %ymm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vextracti64x4	$1, %zmm22, %ymm17
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
@@ -25593,29 +25561,29 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpshufd	$78, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
+	vpshufd	$78, %xmm21, %xmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
@@ -32453,30 +32421,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
@@ -34574,8 +34534,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	16(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
@@ -34599,16 +34559,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
@@ -34624,49 +34584,40 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpxorq	%zmm21, %zmm23, %zmm21
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
@@ -34674,16 +34625,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpxorq	%zmm21, %zmm23, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vmovdqa64	%zmm25, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
@@ -34691,7 +34642,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpternlogd	$150, %zmm27, %zmm19, %zmm23
+	vmovdqa64	%zmm25, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
@@ -34699,24 +34650,24 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpternlogd	$150, %zmm27, %zmm19, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	-256(%rcx), %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vmovdqu64	-256(%rcx), %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
@@ -34724,500 +34675,501 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
-	vmovdqu64	-192(%rcx), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	-192(%rcx), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	1040(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	1040(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
-	vmovdqu64	1104(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vmovdqu64	-384(%rcx), %zmm19
 	vbroadcasti32x4	80(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
+	vmovdqu64	-384(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vmovdqu64	-320(%rcx), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
+	vmovdqu64	-320(%rcx), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vmovdqu64	912(%rdi), %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
-	vmovdqu64	976(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm25
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm2, %zmm8, %zmm8
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm9
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
 	vpxorq	%zmm2, %zmm9, %zmm9
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm10
-	vmovdqu64	-512(%rcx), %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
+	vmovdqu64	-512(%rcx), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm18, %zmm18
 	vpternlogd	$150, %zmm16, %zmm17, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm16, %zmm0, %zmm0
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vmovdqu64	-448(%rcx), %zmm17
-	vpternlogd	$150, %zmm0, %zmm16, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm0
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm0, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vmovdqu64	-448(%rcx), %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
-	vmovdqu64	784(%rdi), %zmm19
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vmovdqu64	784(%rdi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vmovdqu64	848(%rdi), %zmm20
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vmovdqu64	848(%rdi), %zmm20
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpslldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
-	vpsrldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
+	vextracti64x4	$1, %zmm21, %ymm17
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vextracti32x4	$1, %ymm21, %xmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
@@ -35225,24 +35177,24 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
-	vextracti64x4	$1, %zmm22, %ymm17
 	vpxorq	%zmm5, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm22, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpxorq	%zmm5, %zmm15, %zmm15
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -35258,16 +35210,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
@@ -35291,8 +35243,8 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
@@ -43236,8 +43188,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
@@ -43255,8 +43207,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
@@ -43265,8 +43217,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpxorq	%zmm16, %zmm13, %zmm13
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
@@ -43274,47 +43226,38 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
-	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
@@ -43322,8 +43265,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
@@ -43331,9 +43274,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpxorq	%zmm21, %zmm23, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
@@ -43341,18 +43284,18 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
+	vpxorq	%zmm21, %zmm23, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqa64	%zmm25, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
@@ -43360,18 +43303,18 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqa64	%zmm25, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm27, %zmm19, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vpternlogd	$150, %zmm27, %zmm19, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
@@ -43379,454 +43322,455 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vmovdqu64	256(%rsi), %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vmovdqu64	256(%rsi), %zmm19
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	320(%rsi), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	320(%rsi), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
-	vmovdqu64	1040(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vmovdqu64	1040(%rdi), %zmm24
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vmovdqu64	1104(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm25
 	vbroadcasti32x4	64(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	80(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
-	vmovdqu64	128(%rsi), %zmm19
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vmovdqu64	128(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vmovdqu64	192(%rsi), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vmovdqu64	192(%rsi), %zmm20
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vmovdqu64	976(%rdi), %zmm25
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vmovdqu64	976(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vbroadcasti32x4	112(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	128(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	(%rsi), %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vmovdqu64	(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm0
-	vpxorq	%zmm0, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm0, %zmm15
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm0
+	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vmovdqu64	64(%rsi), %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
+	vmovdqu64	64(%rsi), %zmm17
 	vpxorq	%zmm2, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm2, %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vmovdqu64	784(%rdi), %zmm18
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
+	vmovdqu64	784(%rdi), %zmm18
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
-	vmovdqu64	848(%rdi), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vmovdqu64	848(%rdi), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm19, %zmm24
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm18, %zmm19, %zmm24
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpclmulqdq	$17, %zmm18, %zmm19, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
+	vpclmulqdq	$17, %zmm18, %zmm19, %zmm25
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$1, %zmm18, %zmm19, %zmm26
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vpclmulqdq	$1, %zmm18, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
-	vpclmulqdq	$16, %zmm18, %zmm19, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$16, %zmm18, %zmm19, %zmm18
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -43834,18 +43778,18 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
@@ -43853,18 +43797,18 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -43872,9 +43816,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
@@ -43882,18 +43826,18 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
@@ -43901,9 +43845,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
@@ -43911,8 +43855,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpslldq	$8, %zmm23, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
@@ -43920,9 +43864,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
@@ -43930,8 +43874,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpsrldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
@@ -43939,9 +43883,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -43949,8 +43893,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm5, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm21, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
@@ -43959,8 +43903,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
@@ -43968,8 +43912,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm21, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
@@ -43978,8 +43922,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
@@ -43988,8 +43932,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm22, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vextracti64x4	$1, %zmm22, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -43997,8 +43941,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -44007,8 +43951,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm22, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
+	vextracti32x4	$1, %ymm22, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm6, %zmm8, %zmm8
@@ -44016,8 +43960,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
@@ -44026,8 +43970,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -44045,8 +43989,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
@@ -49206,29 +49150,29 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vmovdqu64	1168(%rdi), %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm22
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
@@ -49242,541 +49186,533 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpxorq	%zmm16, %zmm12, %zmm12
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
 	vpxorq	%zmm21, %zmm23, %zmm21
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
 	vpxorq	%zmm26, %zmm24, %zmm22
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqa64	%zmm25, %zmm23
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm27, %zmm19, %zmm23
+	vmovdqa64	%zmm25, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm27, %zmm19, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vmovdqu64	256(%rsi), %zmm19
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vmovdqu64	256(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vmovdqu64	320(%rsi), %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vmovdqu64	320(%rsi), %zmm20
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	1040(%rdi), %zmm24
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
+	vmovdqu64	1040(%rdi), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	1104(%rdi), %zmm25
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
-	vmovdqu64	128(%rsi), %zmm19
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
+	vmovdqu64	128(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	192(%rsi), %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vmovdqu64	192(%rsi), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
-	vmovdqu64	976(%rdi), %zmm25
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
+	vmovdqu64	976(%rdi), %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm18
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm9
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm2, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm12
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpternlogd	$150, %zmm24, %zmm18, %zmm21
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm16
-	vpternlogd	$150, %zmm28, %zmm18, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vpternlogd	$150, %zmm16, %zmm17, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm8
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
-	vmovdqu64	(%rsi), %zmm18
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vmovdqu64	(%rsi), %zmm18
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm0
-	vpternlogd	$150, %zmm0, %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vmovdqu64	64(%rsi), %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vmovdqu64	64(%rsi), %zmm17
 	vpxorq	%zmm3, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
-	vmovdqu64	784(%rdi), %zmm19
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vmovdqu64	784(%rdi), %zmm19
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vmovdqu64	848(%rdi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
+	vmovdqu64	848(%rdi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
+	vpslldq	$8, %zmm23, %zmm17
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpsrldq	$8, %zmm23, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm5, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vextracti64x4	$1, %zmm22, %ymm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vextracti64x4	$1, %zmm22, %ymm17
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
@@ -49790,29 +49726,29 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpshufd	$78, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
+	vpshufd	$78, %xmm21, %xmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
@@ -54171,8 +54107,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	16(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
@@ -54196,16 +54132,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
@@ -54221,49 +54157,40 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpxorq	%zmm21, %zmm23, %zmm21
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
@@ -54271,16 +54198,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpxorq	%zmm21, %zmm23, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vmovdqa64	%zmm25, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
@@ -54288,7 +54215,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpternlogd	$150, %zmm27, %zmm19, %zmm23
+	vmovdqa64	%zmm25, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
@@ -54296,24 +54223,24 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpternlogd	$150, %zmm27, %zmm19, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	256(%rsi), %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vmovdqu64	256(%rsi), %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
@@ -54321,500 +54248,501 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
-	vmovdqu64	320(%rsi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	320(%rsi), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	1040(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	1040(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
-	vmovdqu64	1104(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vmovdqu64	128(%rsi), %zmm19
 	vbroadcasti32x4	80(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
+	vmovdqu64	128(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vmovdqu64	192(%rsi), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
+	vmovdqu64	192(%rsi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vmovdqu64	912(%rdi), %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
-	vmovdqu64	976(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm25
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm2, %zmm8, %zmm8
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm9
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
 	vpxorq	%zmm2, %zmm9, %zmm9
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm10
-	vmovdqu64	(%rsi), %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
+	vmovdqu64	(%rsi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm18, %zmm18
 	vpternlogd	$150, %zmm16, %zmm17, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm16, %zmm0, %zmm0
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vmovdqu64	64(%rsi), %zmm17
-	vpternlogd	$150, %zmm0, %zmm16, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm0
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm0, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vmovdqu64	64(%rsi), %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
-	vmovdqu64	784(%rdi), %zmm19
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vmovdqu64	784(%rdi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vmovdqu64	848(%rdi), %zmm20
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vmovdqu64	848(%rdi), %zmm20
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpslldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
-	vpsrldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
+	vextracti64x4	$1, %zmm21, %ymm17
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vextracti32x4	$1, %ymm21, %xmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
@@ -54822,24 +54750,24 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
-	vextracti64x4	$1, %zmm22, %ymm17
 	vpxorq	%zmm5, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm22, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpxorq	%zmm5, %zmm15, %zmm15
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -54855,16 +54783,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
@@ -54888,8 +54816,8 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0

@@ -11939,30 +11939,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
@@ -14335,8 +14327,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
@@ -14354,8 +14346,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
@@ -14364,8 +14356,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpxorq	%zmm16, %zmm13, %zmm13
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
@@ -14373,8 +14365,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
@@ -14383,8 +14375,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
@@ -14392,8 +14384,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
@@ -14402,8 +14394,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
@@ -14412,8 +14404,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpxorq	%zmm16, %zmm11, %zmm11
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
@@ -14421,8 +14413,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
@@ -14431,8 +14423,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
@@ -14440,492 +14432,484 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
 	vmovdqa64	%zmm25, %zmm23
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
 	vpternlogd	$150, %zmm27, %zmm19, %zmm23
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	%zmm20, %zmm23, %zmm23
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vmovdqu64	-256(%rcx), %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vmovdqu64	-256(%rcx), %zmm19
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	-192(%rcx), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	-192(%rcx), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
-	vmovdqu64	1040(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vmovdqu64	1040(%rdi), %zmm24
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vmovdqu64	1104(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm25
 	vbroadcasti32x4	64(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	80(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
-	vmovdqu64	-384(%rcx), %zmm19
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vmovdqu64	-384(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vmovdqu64	-320(%rcx), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vmovdqu64	-320(%rcx), %zmm20
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vmovdqu64	976(%rdi), %zmm25
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vmovdqu64	976(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vbroadcasti32x4	112(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	128(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	-512(%rcx), %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vmovdqu64	-512(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm0
-	vpxorq	%zmm0, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm0, %zmm15
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm0
+	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vmovdqu64	-448(%rcx), %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
+	vmovdqu64	-448(%rcx), %zmm17
 	vpxorq	%zmm2, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm2, %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vmovdqu64	784(%rdi), %zmm18
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
+	vmovdqu64	784(%rdi), %zmm18
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
-	vmovdqu64	848(%rdi), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vmovdqu64	848(%rdi), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm19, %zmm24
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm18, %zmm19, %zmm24
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpclmulqdq	$17, %zmm18, %zmm19, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
+	vpclmulqdq	$17, %zmm18, %zmm19, %zmm25
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$1, %zmm18, %zmm19, %zmm26
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vpclmulqdq	$1, %zmm18, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
-	vpclmulqdq	$16, %zmm18, %zmm19, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$16, %zmm18, %zmm19, %zmm18
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -14933,18 +14917,18 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
@@ -14952,18 +14936,18 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -14971,9 +14955,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
@@ -14981,18 +14965,18 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
@@ -15000,9 +14984,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
@@ -15010,8 +14994,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpslldq	$8, %zmm23, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
@@ -15019,9 +15003,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
@@ -15029,8 +15013,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpsrldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
@@ -15038,9 +15022,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -15048,8 +15032,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm5, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm21, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
@@ -15058,8 +15042,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
@@ -15067,8 +15051,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm21, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
@@ -15077,8 +15061,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
@@ -15087,8 +15071,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm22, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vextracti64x4	$1, %zmm22, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -15096,8 +15080,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -15106,8 +15090,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm22, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
+	vextracti32x4	$1, %ymm22, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm6, %zmm8, %zmm8
@@ -15115,8 +15099,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
@@ -15125,8 +15109,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -15144,8 +15128,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
@@ -23225,30 +23209,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
@@ -24925,29 +24901,29 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vmovdqu64	1168(%rdi), %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm22
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
@@ -24961,541 +24937,533 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpxorq	%zmm16, %zmm12, %zmm12
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
+	vpxorq	%zmm21, %zmm23, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm21, %zmm23, %zmm21
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vmovdqa64	%zmm25, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vmovdqa64	%zmm25, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpternlogd	$150, %zmm27, %zmm19, %zmm23
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm20, %zmm23, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	-256(%rcx), %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	-256(%rcx), %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vmovdqu64	-192(%rcx), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	-192(%rcx), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
 	vmovdqu64	1040(%rdi), %zmm24
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
 	vmovdqu64	1104(%rdi), %zmm25
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
-	vmovdqu64	-384(%rcx), %zmm19
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
+	vmovdqu64	-384(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	-320(%rcx), %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vmovdqu64	-320(%rcx), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
-	vmovdqu64	976(%rdi), %zmm25
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
+	vmovdqu64	976(%rdi), %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm18
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm9
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm2, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm12
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpternlogd	$150, %zmm24, %zmm18, %zmm21
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm16
-	vpternlogd	$150, %zmm28, %zmm18, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vpternlogd	$150, %zmm16, %zmm17, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm8
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
-	vmovdqu64	-512(%rcx), %zmm18
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vmovdqu64	-512(%rcx), %zmm18
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm0
-	vpternlogd	$150, %zmm0, %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vmovdqu64	-448(%rcx), %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vmovdqu64	-448(%rcx), %zmm17
 	vpxorq	%zmm3, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
-	vmovdqu64	784(%rdi), %zmm19
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vmovdqu64	784(%rdi), %zmm19
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vmovdqu64	848(%rdi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
+	vmovdqu64	848(%rdi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
+	vpslldq	$8, %zmm23, %zmm17
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpsrldq	$8, %zmm23, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm5, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vextracti64x4	$1, %zmm22, %ymm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vextracti64x4	$1, %zmm22, %ymm17
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
@@ -25509,29 +25477,29 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpshufd	$78, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
+	vpshufd	$78, %xmm21, %xmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
@@ -32377,30 +32345,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
@@ -34392,8 +34352,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	16(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
@@ -34417,16 +34377,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
@@ -34442,24 +34402,24 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
@@ -34467,575 +34427,567 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpxorq	%zmm21, %zmm23, %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vmovdqa64	%zmm25, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm27, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
 	vmovdqu64	-256(%rcx), %zmm19
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	-192(%rcx), %zmm20
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	-192(%rcx), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	1040(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	1040(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
-	vmovdqu64	1104(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vmovdqu64	-384(%rcx), %zmm19
 	vbroadcasti32x4	80(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
+	vmovdqu64	-384(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vmovdqu64	-320(%rcx), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
+	vmovdqu64	-320(%rcx), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vmovdqu64	912(%rdi), %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
-	vmovdqu64	976(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm25
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm2, %zmm8, %zmm8
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm9
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
 	vpxorq	%zmm2, %zmm9, %zmm9
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm10
-	vmovdqu64	-512(%rcx), %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
+	vmovdqu64	-512(%rcx), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm18, %zmm18
 	vpternlogd	$150, %zmm16, %zmm17, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm16, %zmm0, %zmm0
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vmovdqu64	-448(%rcx), %zmm17
-	vpternlogd	$150, %zmm0, %zmm16, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm0
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm0, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vmovdqu64	-448(%rcx), %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
-	vmovdqu64	784(%rdi), %zmm19
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vmovdqu64	784(%rdi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vmovdqu64	848(%rdi), %zmm20
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vmovdqu64	848(%rdi), %zmm20
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpslldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm8
-	vpsrldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
+	vextracti64x4	$1, %zmm21, %ymm17
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vextracti32x4	$1, %ymm21, %xmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
@@ -35043,24 +34995,24 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
-	vextracti64x4	$1, %zmm22, %ymm17
 	vpxorq	%zmm5, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm22, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpxorq	%zmm5, %zmm15, %zmm15
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -35076,16 +35028,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
@@ -35109,8 +35061,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
@@ -43011,8 +42963,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vmovdqu64	1168(%rdi), %zmm21
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
@@ -43030,8 +42982,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
@@ -43040,8 +42992,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpxorq	%zmm16, %zmm13, %zmm13
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
@@ -43049,8 +43001,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
@@ -43059,8 +43011,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
@@ -43068,8 +43020,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
@@ -43078,8 +43030,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
@@ -43088,8 +43040,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpxorq	%zmm16, %zmm11, %zmm11
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
@@ -43097,8 +43049,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
@@ -43107,8 +43059,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
@@ -43116,492 +43068,484 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
 	vmovdqa64	%zmm25, %zmm23
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm16
 	vpternlogd	$150, %zmm27, %zmm19, %zmm23
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	%zmm20, %zmm23, %zmm23
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vmovdqu64	256(%rsi), %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vmovdqu64	256(%rsi), %zmm19
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	320(%rsi), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	320(%rsi), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
-	vmovdqu64	1040(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vmovdqu64	1040(%rdi), %zmm24
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vmovdqu64	1104(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm25
 	vbroadcasti32x4	64(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	80(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
-	vmovdqu64	128(%rsi), %zmm19
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vmovdqu64	128(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vmovdqu64	192(%rsi), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vmovdqu64	192(%rsi), %zmm20
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vmovdqu64	976(%rdi), %zmm25
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vmovdqu64	976(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vbroadcasti32x4	112(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	128(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	(%rsi), %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vmovdqu64	(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm0
-	vpxorq	%zmm0, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm0, %zmm15
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm0
+	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vmovdqu64	64(%rsi), %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
+	vmovdqu64	64(%rsi), %zmm17
 	vpxorq	%zmm2, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm2, %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vmovdqu64	784(%rdi), %zmm18
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
+	vmovdqu64	784(%rdi), %zmm18
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
-	vmovdqu64	848(%rdi), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vmovdqu64	848(%rdi), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$0, %zmm18, %zmm19, %zmm24
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm18, %zmm19, %zmm24
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpclmulqdq	$17, %zmm18, %zmm19, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
+	vpclmulqdq	$17, %zmm18, %zmm19, %zmm25
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$1, %zmm18, %zmm19, %zmm26
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vpclmulqdq	$1, %zmm18, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
-	vpclmulqdq	$16, %zmm18, %zmm19, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$16, %zmm18, %zmm19, %zmm18
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -43609,18 +43553,18 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
@@ -43628,18 +43572,18 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -43647,9 +43591,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
@@ -43657,18 +43601,18 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
@@ -43676,9 +43620,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
@@ -43686,8 +43630,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpslldq	$8, %zmm23, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
@@ -43695,9 +43639,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
@@ -43705,8 +43649,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpsrldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
@@ -43714,9 +43658,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -43724,8 +43668,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm5, %zmm8, %zmm8
-	vextracti64x4	$1, %zmm21, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
@@ -43734,8 +43678,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
@@ -43743,8 +43687,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm21, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
@@ -43753,8 +43697,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
@@ -43763,8 +43707,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm22, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vextracti64x4	$1, %zmm22, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -43772,8 +43716,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -43782,8 +43726,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm22, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
+	vextracti32x4	$1, %ymm22, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm6, %zmm8, %zmm8
@@ -43791,8 +43735,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
@@ -43801,8 +43745,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm6, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -43820,8 +43764,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
@@ -48932,29 +48876,29 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vmovdqu64	1168(%rdi), %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm22
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
@@ -48968,541 +48912,533 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpxorq	%zmm16, %zmm12, %zmm12
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
+	vpxorq	%zmm21, %zmm23, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm21, %zmm23, %zmm21
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vmovdqa64	%zmm25, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vmovdqa64	%zmm25, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpternlogd	$150, %zmm27, %zmm19, %zmm23
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm20, %zmm23, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	256(%rsi), %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	256(%rsi), %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vmovdqu64	320(%rsi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	320(%rsi), %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
 	vmovdqu64	1040(%rdi), %zmm24
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
 	vmovdqu64	1104(%rdi), %zmm25
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm16
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpxorq	%zmm16, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
-	vmovdqu64	128(%rsi), %zmm19
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
+	vmovdqu64	128(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vmovdqu64	192(%rsi), %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vmovdqu64	192(%rsi), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
+	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
-	vmovdqu64	976(%rdi), %zmm25
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
+	vmovdqu64	976(%rdi), %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm18
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm2, %zmm8, %zmm8
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm9
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm2, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm12
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpternlogd	$150, %zmm24, %zmm18, %zmm21
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm16
-	vpternlogd	$150, %zmm28, %zmm18, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vpternlogd	$150, %zmm16, %zmm17, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm8
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
-	vpternlogd	$150, %zmm20, %zmm29, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
-	vmovdqu64	(%rsi), %zmm18
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vmovdqu64	(%rsi), %zmm18
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm0
-	vpternlogd	$150, %zmm0, %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vmovdqu64	64(%rsi), %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vmovdqu64	64(%rsi), %zmm17
 	vpxorq	%zmm3, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
-	vmovdqu64	784(%rdi), %zmm19
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vmovdqu64	784(%rdi), %zmm19
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vmovdqu64	848(%rdi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
+	vmovdqu64	848(%rdi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
+	vpslldq	$8, %zmm23, %zmm17
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpsrldq	$8, %zmm23, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm5, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vextracti64x4	$1, %zmm22, %ymm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vextracti64x4	$1, %zmm22, %ymm17
 	vpxorq	%zmm6, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
@@ -49516,29 +49452,29 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpshufd	$78, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
+	vpshufd	$78, %xmm21, %xmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
@@ -53848,8 +53784,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	16(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
@@ -53873,16 +53809,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
@@ -53898,24 +53834,24 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	32(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
@@ -53923,575 +53859,567 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm27
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpxorq	%zmm21, %zmm23, %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpxorq	%zmm26, %zmm24, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpxorq	%zmm26, %zmm24, %zmm22
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vmovdqa64	%zmm25, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm27, %zmm19, %zmm23
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vpxorq	%zmm20, %zmm23, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
-	vpxorq	%zmm20, %zmm23, %zmm23
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm8, %zmm8
-	vpxorq	1728(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm9, %zmm9
+	vpxorq	1728(%rdi), %zmm8, %zmm16
+	vmovdqu64	%zmm16, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm9, %zmm16
+	vmovdqu64	%zmm16, 1856(%rdi,%rax,1)
 	vmovdqu64	256(%rsi), %zmm19
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm10, %zmm10
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm10, %zmm16
+	vmovdqu64	%zmm16, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm11, %zmm16
+	vmovdqu64	%zmm16, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm16
+	vmovdqu64	%zmm16, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm16
+	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vmovdqu64	%zmm12, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	320(%rsi), %zmm20
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm14, %zmm16
+	vmovdqu64	%zmm16, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm16
+	vmovdqu64	%zmm16, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	320(%rsi), %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	1040(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vmovdqu64	1040(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
-	vmovdqu64	1104(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	1104(%rdi), %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	64(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm15
-	vmovdqu64	128(%rsi), %zmm19
 	vbroadcasti32x4	80(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
+	vmovdqu64	128(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
-	vmovdqu64	192(%rsi), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
+	vmovdqu64	192(%rsi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
-	vmovdqu64	912(%rdi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vmovdqu64	912(%rdi), %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
-	vmovdqu64	976(%rdi), %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vmovdqu64	976(%rdi), %zmm25
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vbroadcasti32x4	96(%rdi), %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm17
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm17, %zmm18, %zmm8
 	vpxorq	%zmm16, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
 	vpternlogd	$150, %zmm17, %zmm18, %zmm9
 	vpxorq	%zmm16, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
 	vpternlogd	$150, %zmm17, %zmm18, %zmm10
 	vpxorq	%zmm16, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
 	vpternlogd	$150, %zmm17, %zmm18, %zmm11
 	vpxorq	%zmm16, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
 	vpxorq	%zmm16, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
 	vpxorq	%zmm16, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
 	vpxorq	%zmm16, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm17, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
 	vpxorq	%zmm16, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm8
 	vpxorq	%zmm2, %zmm8, %zmm8
+	vpternlogd	$150, %zmm19, %zmm28, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm9
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm9
 	vpxorq	%zmm2, %zmm9, %zmm9
+	vpternlogd	$150, %zmm20, %zmm30, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm10
-	vmovdqu64	(%rsi), %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
+	vmovdqu64	(%rsi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm11
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
 	vpternlogd	$150, %zmm16, %zmm17, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
 	vpxorq	%zmm17, %zmm16, %zmm16
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm18, %zmm18
 	vpternlogd	$150, %zmm16, %zmm17, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
-	vpxorq	%zmm16, %zmm0, %zmm0
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vmovdqu64	64(%rsi), %zmm17
-	vpternlogd	$150, %zmm0, %zmm16, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm0
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm0, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vmovdqu64	64(%rsi), %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
-	vmovdqu64	784(%rdi), %zmm19
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
+	vmovdqu64	784(%rdi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
-	vmovdqu64	848(%rdi), %zmm20
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vmovdqu64	848(%rdi), %zmm20
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpxorq	%zmm3, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$1, %zmm19, %zmm18, %zmm26
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$16, %zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm20, %zmm17, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm20, %zmm17, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
-	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm20, %zmm17, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
+	vpclmulqdq	$16, %zmm20, %zmm17, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpternlogd	$150, %zmm19, %zmm24, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
-	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpternlogd	$150, %zmm27, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpternlogd	$150, %zmm18, %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm17, %zmm28, %zmm23
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
-	vpslldq	$8, %zmm23, %zmm17
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpslldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
-	vpxorq	%zmm17, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm17, %zmm21, %zmm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm8
-	vpsrldq	$8, %zmm23, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm23, %zmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm8
 	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm9, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm9
-	vpxorq	%zmm17, %zmm22, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
+	vpxorq	%zmm17, %zmm22, %zmm22
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
+	vextracti64x4	$1, %zmm21, %ymm17
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%ymm17, %ymm21, %ymm21
 	vpternlogd	$150, %zmm0, %zmm16, %zmm11
+	vpxorq	%ymm17, %ymm21, %ymm21
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vextracti32x4	$1, %ymm21, %xmm17
 	vpternlogd	$150, %zmm0, %zmm16, %zmm12
+	vextracti32x4	$1, %ymm21, %xmm17
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
@@ -54499,24 +54427,24 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
-	vpxorq	%xmm17, %xmm21, %xmm21
 	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%xmm17, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm14
-	vextracti64x4	$1, %zmm22, %ymm17
 	vpxorq	%zmm5, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm22, %ymm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm15
-	vpxorq	%ymm17, %ymm22, %ymm22
 	vpxorq	%zmm5, %zmm15, %zmm15
+	vpxorq	%ymm17, %ymm22, %ymm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm8, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
@@ -54532,16 +54460,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm9
 	vpxorq	%zmm6, %zmm9, %zmm9
-	vpxorq	%xmm17, %xmm22, %xmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
+	vpxorq	%xmm17, %xmm22, %xmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm16, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
@@ -54565,8 +54493,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm16, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm21, %xmm17
 	vpxorq	%zmm16, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0

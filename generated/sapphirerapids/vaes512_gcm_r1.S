@@ -6843,30 +6843,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm19
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm19
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
@@ -7469,132 +7461,79 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	-64(%rcx), %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1168(%rdi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1232(%rdi), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm19, %zmm11, %zmm11
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpxorq	%zmm19, %zmm13, %zmm13
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm13, %zmm13
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpxorq	%zmm19, %zmm15, %zmm15
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
-	vpxorq	%zmm19, %zmm18, %zmm18
 	vpxorq	%zmm26, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vaesenc	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm27, %zmm24, %zmm23
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqa64	%zmm25, %zmm24
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
 	vpternlogd	$150, %zmm28, %zmm21, %zmm24
-	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vaesenc	%zmm19, %zmm17, %zmm17
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	-256(%rcx), %zmm19
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	-192(%rcx), %zmm20
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	1040(%rdi), %zmm21
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	1104(%rdi), %zmm25
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm29
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm30
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm31
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vbroadcasti32x4	32(%rdi), %zmm19
-	vpternlogd	$150, %zmm29, %zmm26, %zmm22
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vpternlogd	$150, %zmm30, %zmm27, %zmm23
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm21, %zmm28, %zmm24
-	vaesenc	%zmm19, %zmm15, %zmm15
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm17, %zmm17
-	vmovdqu64	-384(%rcx), %zmm20
+	vmovdqu64	-256(%rcx), %zmm20
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vbroadcasti32x4	48(%rdi), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vmovdqu64	-320(%rcx), %zmm21
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vaesenc	%zmm19, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vmovdqu64	-192(%rcx), %zmm21
+	vpxorq	1728(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vaesenc	%zmm19, %zmm15, %zmm15
-	vaesenc	%zmm19, %zmm16, %zmm16
-	vmovdqu64	912(%rdi), %zmm25
-	vaesenc	%zmm19, %zmm17, %zmm17
-	vmovdqu64	976(%rdi), %zmm26
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vbroadcasti32x4	64(%rdi), %zmm19
+	vpxorq	1728(%rdi), %zmm13, %zmm19
+	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
+	vmovdqu64	1104(%rdi), %zmm26
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm19
 	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vaesenc	%zmm19, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
 	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm16, %zmm16
-	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vbroadcasti32x4	80(%rdi), %zmm19
+	vbroadcasti32x4	32(%rdi), %zmm19
 	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
@@ -7608,109 +7547,154 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vaesenc	%zmm2, %zmm11, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm19
 	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	-384(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	-320(%rcx), %zmm21
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm19, %zmm19
+	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	-448(%rcx), %zmm0
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vmovdqu64	848(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm24, %zmm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm22, %xmm0
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vpshufd	$78, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm14, %zmm14
@@ -11605,30 +11589,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm19
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm19
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -12119,220 +12095,212 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	-64(%rcx), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1168(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
-	vpxorq	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm26, %zmm22, %zmm21
 	vpxorq	%zmm19, %zmm12, %zmm12
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
-	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm27, %zmm23, %zmm22
-	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm14, %zmm14
 	vmovdqa64	%zmm24, %zmm23
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm25, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
-	vpxorq	%zmm19, %zmm18, %zmm18
 	vpxorq	%zmm20, %zmm23, %zmm23
-	vbroadcasti32x4	16(%rdi), %zmm19
-	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm18, %zmm18
 	vmovdqu64	-256(%rcx), %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm13, %zmm13
 	vmovdqu64	-192(%rcx), %zmm24
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
-	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm14, %zmm14
 	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	1104(%rdi), %zmm19
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm26
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm19
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm19, %zmm24, %zmm25
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm19, %zmm24, %zmm29
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm19, %zmm24, %zmm30
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm19, %zmm24, %zmm19
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm25, %zmm26, %zmm21
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vmovdqu64	-384(%rcx), %zmm19
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	-320(%rcx), %zmm20
-	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpxorq	1728(%rdi), %zmm13, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpxorq	1728(%rdi), %zmm15, %zmm19
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	-384(%rcx), %zmm20
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vmovdqu64	912(%rdi), %zmm24
-	vpxorq	1728(%rdi), %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vmovdqu64	976(%rdi), %zmm25
+	vmovdqu64	-320(%rcx), %zmm19
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
-	vaesenc	%zmm2, %zmm17, %zmm17
-	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
-	vaesenc	%zmm3, %zmm12, %zmm12
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
-	vaesenc	%zmm3, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
-	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vmovdqu64	-512(%rcx), %zmm19
-	vaesenc	%zmm4, %zmm14, %zmm14
-	vaesenc	%zmm4, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm30, %zmm23
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm19, %zmm19
+	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vmovdqu64	-448(%rcx), %zmm0
 	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vmovdqu64	784(%rdi), %zmm20
+	vmovdqu64	-448(%rcx), %zmm0
 	vaesenc	%zmm5, %zmm13, %zmm13
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vmovdqu64	848(%rdi), %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vmovdqu64	848(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpslldq	$8, %zmm23, %zmm0
+	vpternlogd	$150, %zmm0, %zmm29, %zmm23
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpsrldq	$8, %zmm23, %zmm0
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm21, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vextracti64x4	$1, %zmm21, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vextracti32x4	$1, %ymm21, %xmm0
+	vpxorq	%ymm0, %ymm21, %ymm21
 	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm21, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm17, %zmm17
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
-	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm16, %zmm16
 	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm17, %zmm17
@@ -16017,30 +15985,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm13, %zmm19
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm19
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm19
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
@@ -16596,216 +16556,208 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1232(%rdi), %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm19, %zmm11, %zmm11
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
-	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm11, %zmm11
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm12, %zmm12
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm26, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm15, %zmm15
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vpxorq	%zmm19, %zmm17, %zmm17
 	vpxorq	%zmm27, %zmm24, %zmm23
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vmovdqa64	%zmm25, %zmm24
-	vaesenc	%zmm19, %zmm11, %zmm11
 	vpternlogd	$150, %zmm28, %zmm21, %zmm24
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
 	vmovdqu64	-256(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vmovdqu64	-192(%rcx), %zmm21
 	vaesenc	%zmm19, %zmm17, %zmm17
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	-192(%rcx), %zmm19
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	1040(%rdi), %zmm21
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	1104(%rdi), %zmm25
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpternlogd	$150, %zmm21, %zmm26, %zmm22
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm27, %zmm23
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm28, %zmm24
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm30, %zmm24
-	vbroadcasti32x4	32(%rdi), %zmm19
-	vmovdqu64	-384(%rcx), %zmm20
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vmovdqu64	-320(%rcx), %zmm21
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vaesenc	%zmm19, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vaesenc	%zmm19, %zmm16, %zmm16
-	vaesenc	%zmm19, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	976(%rdi), %zmm26
-	vbroadcasti32x4	48(%rdi), %zmm19
-	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vmovdqu64	1104(%rdi), %zmm26
+	vpxorq	1728(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
-	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm13, %zmm19
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
 	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm16, %zmm16
-	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm15, %zmm19
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm21, %zmm19
-	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
-	vaesenc	%zmm2, %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vpternlogd	$150, %zmm25, %zmm27, %zmm22
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
-	vaesenc	%zmm2, %zmm18, %zmm18
-	vaesenc	%zmm3, %zmm11, %zmm11
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
 	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	-384(%rcx), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-320(%rcx), %zmm21
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vmovdqu64	-512(%rcx), %zmm19
+	vpternlogd	$150, %zmm20, %zmm19, %zmm24
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm19, %zmm19
+	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vmovdqu64	784(%rdi), %zmm20
+	vmovdqu64	-448(%rcx), %zmm0
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vmovdqu64	848(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
 	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm24, %zmm0
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpsrldq	$8, %zmm24, %zmm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm11, %zmm11
 	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm17, %zmm17
 	vpshufd	$78, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm18, %zmm18
@@ -20946,132 +20898,79 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vmovdqu64	448(%rsi), %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1168(%rdi), %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vmovdqu64	1232(%rdi), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm19, %zmm11, %zmm11
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpxorq	%zmm19, %zmm13, %zmm13
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
+	vpxorq	%zmm19, %zmm13, %zmm13
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpxorq	%zmm19, %zmm15, %zmm15
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
-	vpxorq	%zmm19, %zmm18, %zmm18
 	vpxorq	%zmm26, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vaesenc	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm27, %zmm24, %zmm23
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm11, %zmm11
 	vmovdqa64	%zmm25, %zmm24
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
 	vpternlogd	$150, %zmm28, %zmm21, %zmm24
-	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vaesenc	%zmm19, %zmm17, %zmm17
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	256(%rsi), %zmm19
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	320(%rsi), %zmm20
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	1040(%rdi), %zmm21
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	1104(%rdi), %zmm25
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm29
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm30
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm31
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vbroadcasti32x4	32(%rdi), %zmm19
-	vpternlogd	$150, %zmm29, %zmm26, %zmm22
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vpternlogd	$150, %zmm30, %zmm27, %zmm23
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vpternlogd	$150, %zmm21, %zmm28, %zmm24
-	vaesenc	%zmm19, %zmm15, %zmm15
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm31, %zmm24
 	vaesenc	%zmm19, %zmm17, %zmm17
-	vmovdqu64	128(%rsi), %zmm20
+	vmovdqu64	256(%rsi), %zmm20
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vbroadcasti32x4	48(%rdi), %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vmovdqu64	192(%rsi), %zmm21
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vaesenc	%zmm19, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vmovdqu64	320(%rsi), %zmm21
+	vpxorq	1728(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vaesenc	%zmm19, %zmm15, %zmm15
-	vaesenc	%zmm19, %zmm16, %zmm16
-	vmovdqu64	912(%rdi), %zmm25
-	vaesenc	%zmm19, %zmm17, %zmm17
-	vmovdqu64	976(%rdi), %zmm26
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vbroadcasti32x4	64(%rdi), %zmm19
+	vpxorq	1728(%rdi), %zmm13, %zmm19
+	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
+	vmovdqu64	1104(%rdi), %zmm26
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm15, %zmm19
 	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vaesenc	%zmm19, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
 	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm16, %zmm16
-	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vbroadcasti32x4	80(%rdi), %zmm19
+	vbroadcasti32x4	32(%rdi), %zmm19
 	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
 	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
@@ -21085,109 +20984,154 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vaesenc	%zmm2, %zmm11, %zmm11
+	vbroadcasti32x4	48(%rdi), %zmm19
 	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	128(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	192(%rsi), %zmm21
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vbroadcasti32x4	64(%rdi), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vbroadcasti32x4	80(%rdi), %zmm19
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
 	vaesenc	%zmm2, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm19, %zmm19
+	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vmovdqu64	64(%rsi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm3, %zmm15, %zmm15
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vmovdqu64	848(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpsrldq	$8, %zmm24, %zmm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm22, %xmm0
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm17, %zmm17
 	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm11, %zmm11
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vpshufd	$78, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm17, %zmm17
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm14, %zmm14
@@ -23389,220 +23333,212 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	448(%rsi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1168(%rdi), %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm23
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$1, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$16, %zmm19, %zmm18, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
-	vpxorq	%zmm19, %zmm11, %zmm11
+	vbroadcasti32x4	(%rdi), %zmm19
 	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm26, %zmm22, %zmm21
 	vpxorq	%zmm19, %zmm12, %zmm12
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm22, %zmm21
-	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm27, %zmm23, %zmm22
-	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm14, %zmm14
 	vmovdqa64	%zmm24, %zmm23
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm25, %zmm23
 	vpxorq	%zmm19, %zmm16, %zmm16
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
-	vpxorq	%zmm19, %zmm18, %zmm18
 	vpxorq	%zmm20, %zmm23, %zmm23
-	vbroadcasti32x4	16(%rdi), %zmm19
-	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm18, %zmm18
 	vmovdqu64	256(%rsi), %zmm20
+	vbroadcasti32x4	16(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
 	vaesenc	%zmm19, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm13, %zmm13
 	vmovdqu64	320(%rsi), %zmm24
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
-	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm14, %zmm14
 	vmovdqu64	1040(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	1104(%rdi), %zmm19
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm26
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm12, %zmm19
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm19, %zmm24, %zmm25
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm19, %zmm24, %zmm29
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm19, %zmm24, %zmm30
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm19, %zmm24, %zmm19
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm25, %zmm26, %zmm21
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm20, %zmm28, %zmm23
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpternlogd	$150, %zmm19, %zmm30, %zmm23
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vmovdqu64	128(%rsi), %zmm19
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vmovdqu64	192(%rsi), %zmm20
-	vpxorq	1728(%rdi), %zmm18, %zmm18
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm25
+	vpxorq	1728(%rdi), %zmm13, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm30
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
+	vpclmulqdq	$1, %zmm26, %zmm24, %zmm31
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
+	vpclmulqdq	$16, %zmm26, %zmm24, %zmm24
+	vpxorq	1728(%rdi), %zmm15, %zmm19
+	vpternlogd	$150, %zmm25, %zmm27, %zmm21
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm22
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
+	vpternlogd	$150, %zmm20, %zmm29, %zmm23
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vpternlogd	$150, %zmm24, %zmm31, %zmm23
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	128(%rsi), %zmm20
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vmovdqu64	912(%rdi), %zmm24
-	vpxorq	1728(%rdi), %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vmovdqu64	976(%rdi), %zmm25
+	vmovdqu64	192(%rsi), %zmm19
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm26
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm27
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vpclmulqdq	$1, %zmm24, %zmm19, %zmm28
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vpclmulqdq	$16, %zmm24, %zmm19, %zmm19
-	vaesenc	%zmm2, %zmm17, %zmm17
-	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm25, %zmm20, %zmm24
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
-	vaesenc	%zmm3, %zmm12, %zmm12
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm26, %zmm21
-	vaesenc	%zmm3, %zmm17, %zmm17
-	vpternlogd	$150, %zmm29, %zmm27, %zmm22
-	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vaesenc	%zmm4, %zmm12, %zmm12
-	vpternlogd	$150, %zmm20, %zmm30, %zmm23
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vmovdqu64	(%rsi), %zmm19
-	vaesenc	%zmm4, %zmm14, %zmm14
-	vaesenc	%zmm4, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	912(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm24, %zmm20, %zmm28
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm24, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm24
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm26, %zmm21
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm29, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpternlogd	$150, %zmm20, %zmm28, %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm30, %zmm23
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm19, %zmm19
+	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vmovdqu64	784(%rdi), %zmm20
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm5, %zmm13, %zmm13
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vmovdqu64	848(%rdi), %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vmovdqu64	848(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm25, %zmm21
+	vpclmulqdq	$1, %zmm24, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm28, %zmm26, %zmm22
+	vpternlogd	$150, %zmm20, %zmm25, %zmm21
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm19, %zmm27, %zmm23
+	vpternlogd	$150, %zmm28, %zmm26, %zmm22
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpternlogd	$150, %zmm0, %zmm29, %zmm23
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm19, %zmm27, %zmm23
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpslldq	$8, %zmm23, %zmm0
+	vpternlogd	$150, %zmm0, %zmm29, %zmm23
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vpsrldq	$8, %zmm23, %zmm0
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vextracti64x4	$1, %zmm21, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm8, %zmm14, %zmm14
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpxorq	%ymm0, %ymm21, %ymm21
+	vextracti64x4	$1, %zmm21, %ymm0
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vextracti32x4	$1, %ymm21, %xmm0
+	vpxorq	%ymm0, %ymm21, %ymm21
 	vaesenc	%zmm8, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm21, %xmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenc	%zmm9, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm17, %zmm17
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
-	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm21, %xmm21
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm21, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm16, %zmm16
 	vpxorq	%xmm0, %xmm21, %xmm21
 	vaesenclast	%zmm10, %zmm17, %zmm17
@@ -25681,216 +25617,208 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
 	vmovdqu64	1232(%rdi), %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpclmulqdq	$0, %zmm21, %zmm19, %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm21, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$1, %zmm21, %zmm19, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
 	vpclmulqdq	$16, %zmm21, %zmm19, %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm22, %zmm20, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm19
-	vpxorq	%zmm19, %zmm11, %zmm11
 	vpclmulqdq	$17, %zmm22, %zmm20, %zmm27
-	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm11, %zmm11
 	vpclmulqdq	$1, %zmm22, %zmm20, %zmm28
+	vpxorq	%zmm19, %zmm12, %zmm12
 	vpxorq	%zmm19, %zmm13, %zmm13
-	vpxorq	%zmm19, %zmm14, %zmm14
 	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm14, %zmm14
 	vpxorq	%zmm26, %zmm23, %zmm22
+	vpxorq	%zmm19, %zmm15, %zmm15
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vpxorq	%zmm19, %zmm17, %zmm17
 	vpxorq	%zmm27, %zmm24, %zmm23
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vmovdqa64	%zmm25, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vmovdqa64	%zmm25, %zmm24
-	vaesenc	%zmm19, %zmm11, %zmm11
 	vpternlogd	$150, %zmm28, %zmm21, %zmm24
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm20, %zmm24, %zmm24
-	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
 	vmovdqu64	256(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vaesenc	%zmm19, %zmm15, %zmm15
 	vaesenc	%zmm19, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vmovdqu64	320(%rsi), %zmm21
 	vaesenc	%zmm19, %zmm17, %zmm17
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	320(%rsi), %zmm19
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vmovdqu64	%zmm11, 1792(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm11, %zmm11
-	vmovdqu64	1040(%rdi), %zmm21
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vmovdqu64	1104(%rdi), %zmm25
-	vmovdqu64	%zmm12, 1856(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 1920(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
-	vpxorq	1728(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$1, %zmm21, %zmm20, %zmm28
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 1984(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm21, %zmm20, %zmm20
-	vpxorq	1728(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm25, %zmm19, %zmm21
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 2048(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm25, %zmm19, %zmm29
-	vpxorq	1728(%rdi), %zmm15, %zmm15
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$1, %zmm25, %zmm19, %zmm30
-	vmovdqu64	%zmm16, 2112(%rdi,%rax,1)
-	vpclmulqdq	$16, %zmm25, %zmm19, %zmm19
-	vpxorq	1728(%rdi), %zmm16, %zmm16
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpternlogd	$150, %zmm21, %zmm26, %zmm22
-	vmovdqu64	%zmm17, 2176(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm27, %zmm23
-	vpxorq	1728(%rdi), %zmm17, %zmm17
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm28, %zmm24
-	vmovdqu64	%zmm18, 2240(%rdi,%rax,1)
-	vpxorq	1728(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm30, %zmm24
-	vbroadcasti32x4	32(%rdi), %zmm19
-	vmovdqu64	128(%rsi), %zmm20
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vaesenc	%zmm19, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vmovdqu64	192(%rsi), %zmm21
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vaesenc	%zmm19, %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vaesenc	%zmm19, %zmm16, %zmm16
-	vaesenc	%zmm19, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm25
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vmovdqu64	976(%rdi), %zmm26
-	vbroadcasti32x4	48(%rdi), %zmm19
-	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	1728(%rdi), %zmm11, %zmm19
+	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	%zmm19, 1792(%rdi,%rax,1)
+	vmovdqu64	1104(%rdi), %zmm26
+	vpxorq	1728(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 1856(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
-	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	1728(%rdi), %zmm13, %zmm19
 	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
-	vaesenc	%zmm19, %zmm13, %zmm13
-	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	%zmm19, 1920(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm14, %zmm19
 	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	%zmm19, 1984(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
-	vaesenc	%zmm19, %zmm16, %zmm16
-	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	1728(%rdi), %zmm15, %zmm19
+	vmovdqu64	%zmm19, 2048(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
-	vaesenc	%zmm19, %zmm18, %zmm18
-	vaesenc	%zmm2, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm21, %zmm19
-	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
+	vpxorq	1728(%rdi), %zmm16, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vmovdqu64	%zmm19, 2112(%rdi,%rax,1)
+	vpxorq	1728(%rdi), %zmm17, %zmm19
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vmovdqu64	%zmm19, 2176(%rdi,%rax,1)
 	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
-	vaesenc	%zmm2, %zmm15, %zmm15
+	vpxorq	1728(%rdi), %zmm18, %zmm19
+	vmovdqu64	%zmm19, 2240(%rdi,%rax,1)
 	vpternlogd	$150, %zmm25, %zmm27, %zmm22
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm28, %zmm23
-	vaesenc	%zmm2, %zmm18, %zmm18
-	vaesenc	%zmm3, %zmm11, %zmm11
+	vbroadcasti32x4	32(%rdi), %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
 	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vmovdqu64	128(%rsi), %zmm20
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	192(%rsi), %zmm21
+	vbroadcasti32x4	48(%rdi), %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	912(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm19
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm29
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vmovdqu64	(%rsi), %zmm19
+	vpternlogd	$150, %zmm20, %zmm19, %zmm24
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm19, %zmm19
+	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm3, %zmm18, %zmm18
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vmovdqu64	64(%rsi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vmovdqu64	784(%rdi), %zmm20
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vmovdqu64	848(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vmovdqu64	784(%rdi), %zmm20
 	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	848(%rdi), %zmm21
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
 	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm0, %zmm20
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
+	vpclmulqdq	$17, %zmm21, %zmm0, %zmm28
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm21, %zmm0, %zmm29
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vpclmulqdq	$16, %zmm21, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
 	vaesenc	%zmm6, %zmm18, %zmm18
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vpternlogd	$150, %zmm0, %zmm29, %zmm24
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpslldq	$8, %zmm24, %zmm0
+	vpternlogd	$150, %zmm0, %zmm29, %zmm24
 	vaesenc	%zmm7, %zmm13, %zmm13
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpsrldq	$8, %zmm24, %zmm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm16, %zmm16
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm8, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm9, %zmm11, %zmm11
 	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm9, %zmm14, %zmm14
 	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenc	%zmm9, %zmm17, %zmm17
 	vpshufd	$78, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm18, %zmm18

@@ -38661,30 +38661,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -40982,30 +40974,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -46612,30 +46596,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -48933,30 +48909,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -54555,30 +54523,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm4, %zmm4
@@ -56852,30 +56812,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bs_layout1512(%rip), %zmm4, %zmm4
@@ -63042,30 +62994,22 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -67453,30 +67397,22 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout3512(%rip), %zmm4, %zmm4
@@ -71856,30 +71792,22 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%zmm14, %zmm7
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm17, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout1512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout1512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bs_layout1512(%rip), %zmm4, %zmm4

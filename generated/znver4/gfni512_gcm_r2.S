@@ -12166,30 +12166,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
@@ -14549,8 +14541,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
@@ -14558,8 +14550,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
-	vpxorq	%zmm18, %zmm11, %zmm11
 	vmovdqu64	1168(%rdi), %zmm23
+	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
@@ -14586,8 +14578,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpxorq	%zmm21, %zmm25, %zmm25
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
@@ -14595,8 +14587,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
@@ -14604,8 +14596,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
@@ -14613,8 +14605,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
+	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
@@ -14623,8 +14615,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufd	$78, %zmm22, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
@@ -14632,8 +14624,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
@@ -14641,8 +14633,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
@@ -14650,8 +14642,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
@@ -14659,547 +14651,539 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
+	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
-	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm27, %zmm26, %zmm25
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	%zmm27, %zmm26, %zmm25
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
 	vpxorq	%zmm22, %zmm21, %zmm21
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
 	vpxorq	%zmm24, %zmm23, %zmm22
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm18
-	vmovdqu64	-256(%rcx), %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
+	vmovdqu64	-256(%rcx), %zmm23
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
-	vmovdqu64	-192(%rcx), %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
+	vmovdqu64	-192(%rcx), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vmovdqu64	1040(%rdi), %zmm26
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
+	vmovdqu64	1040(%rdi), %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
-	vmovdqu64	1104(%rdi), %zmm27
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
+	vmovdqu64	1104(%rdi), %zmm27
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vpshufd	$78, %zmm23, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpshufd	$78, %zmm23, %zmm28
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	64(%rdi), %zmm18
-	vpxorq	%zmm23, %zmm28, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
+	vpxorq	%zmm23, %zmm28, %zmm28
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
-	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm28
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
+	vpshufd	$78, %zmm24, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vpxorq	%zmm24, %zmm28, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	80(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vmovdqu64	-384(%rcx), %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
+	vmovdqu64	-384(%rcx), %zmm23
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	96(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
-	vmovdqu64	-320(%rcx), %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
+	vmovdqu64	-320(%rcx), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
-	vmovdqu64	912(%rdi), %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
+	vmovdqu64	912(%rdi), %zmm26
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
-	vmovdqu64	976(%rdi), %zmm27
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
+	vmovdqu64	976(%rdi), %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
+	vpshufd	$78, %zmm23, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
-	vpxorq	%zmm23, %zmm28, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm28, %zmm28
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
-	vpclmulqdq	$17, %zmm26, %zmm23, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
-	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm23
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
-	vpshufd	$78, %zmm24, %zmm26
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpshufd	$78, %zmm24, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
-	vpxorq	%zmm24, %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm14
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm28
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm17
-	vpclmulqdq	$0, 2080(%rdi), %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
 	vpxorq	%zmm2, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpternlogd	$150, %zmm29, %zmm20, %zmm25
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm20, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
-	vmovdqu64	-512(%rcx), %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vmovdqu64	-512(%rcx), %zmm20
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm15
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm20, %zmm20
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm18, %zmm0, %zmm0
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm0, %zmm18, %zmm17
-	vmovdqu64	-448(%rcx), %zmm19
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm0
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm0, %zmm17
 	vpxorq	%zmm3, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
+	vmovdqu64	-448(%rcx), %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vmovdqu64	784(%rdi), %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vmovdqu64	784(%rdi), %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vmovdqu64	848(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
+	vmovdqu64	848(%rdi), %zmm24
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpshufd	$78, %zmm20, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
+	vpshufd	$78, %zmm20, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpxorq	%zmm20, %zmm26, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
+	vpxorq	%zmm20, %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm4, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
-	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpshufd	$78, %zmm19, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
+	vpshufd	$78, %zmm19, %zmm26
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%zmm19, %zmm26, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm26, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
-	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
@@ -15207,36 +15191,36 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
+	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpxorq	%zmm6, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
-	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -15244,8 +15228,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpslldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
+	vpslldq	$8, %zmm22, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
@@ -15253,8 +15237,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm6, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm25, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%zmm19, %zmm25, %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
@@ -15262,18 +15246,18 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpsrldq	$8, %zmm22, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm22, %zmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm6, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
-	vpxorq	%zmm19, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
+	vpxorq	%zmm19, %zmm21, %zmm21
 	vpxorq	%zmm7, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
@@ -15281,8 +15265,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
-	vextracti64x4	$1, %zmm25, %ymm19
 	vpxorq	%zmm7, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm25, %ymm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
@@ -15290,8 +15274,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm7, %zmm12, %zmm12
-	vpxorq	%ymm19, %ymm25, %ymm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
+	vpxorq	%ymm19, %ymm25, %ymm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
@@ -15299,8 +15283,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm7, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vextracti32x4	$1, %ymm25, %xmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
+	vextracti32x4	$1, %ymm25, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -15308,8 +15292,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm7, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
@@ -15318,8 +15302,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
-	vextracti64x4	$1, %zmm21, %ymm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm7, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
@@ -15327,8 +15311,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%ymm19, %ymm21, %ymm21
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
+	vpxorq	%ymm19, %ymm21, %ymm21
 	vpxorq	%zmm7, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
@@ -15336,8 +15320,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
-	vextracti32x4	$1, %ymm21, %xmm19
 	vpxorq	%zmm8, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm21, %xmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
@@ -15345,8 +15329,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm19, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
+	vpxorq	%xmm19, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
@@ -15373,8 +15357,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm8, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
@@ -15382,8 +15366,8 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpxorq	%zmm8, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
@@ -23480,30 +23464,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
@@ -25190,591 +25166,583 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
-	vpxorq	%zmm18, %zmm11, %zmm11
 	vpshufd	$78, %zmm21, %zmm25
+	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm21, %zmm25, %zmm25
+	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
+	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpshufd	$78, %zmm22, %zmm25
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpxorq	%zmm22, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
 	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
+	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm27, %zmm26, %zmm25
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
-	vpxorq	%zmm18, %zmm13, %zmm13
 	vpxorq	%zmm24, %zmm23, %zmm22
+	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
+	vmovdqu64	-256(%rcx), %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
-	vmovdqu64	-256(%rcx), %zmm23
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
+	vmovdqu64	-192(%rcx), %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
-	vmovdqu64	-192(%rcx), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
 	vmovdqu64	1040(%rdi), %zmm20
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
 	vmovdqu64	1104(%rdi), %zmm26
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
 	vpshufd	$78, %zmm23, %zmm27
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	%zmm23, %zmm27, %zmm27
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
-	vpclmulqdq	$0, %zmm20, %zmm23, %zmm28
+	vpxorq	%zmm23, %zmm27, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm20, %zmm23, %zmm20
+	vpclmulqdq	$0, %zmm20, %zmm23, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
-	vpclmulqdq	$0, 2144(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$17, %zmm20, %zmm23, %zmm20
 	vpxorq	%zmm2, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
-	vpshufd	$78, %zmm24, %zmm27
+	vpclmulqdq	$0, 2144(%rdi), %zmm27, %zmm23
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
-	vpxorq	%zmm24, %zmm27, %zmm27
+	vpshufd	$78, %zmm24, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vpxorq	%zmm24, %zmm27, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
-	vpclmulqdq	$0, 2208(%rdi), %zmm27, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpclmulqdq	$0, 2208(%rdi), %zmm27, %zmm26
 	vpxorq	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpternlogd	$150, %zmm24, %zmm20, %zmm21
 	vpxorq	%zmm2, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
+	vpternlogd	$150, %zmm24, %zmm20, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm23, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
-	vmovdqu64	-384(%rcx), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vmovdqu64	-384(%rcx), %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
-	vmovdqu64	-320(%rcx), %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vmovdqu64	-320(%rcx), %zmm23
 	vpxorq	%zmm3, %zmm13, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm15
+	vmovdqu64	912(%rdi), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
-	vmovdqu64	976(%rdi), %zmm26
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vmovdqu64	976(%rdi), %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm16
-	vpshufd	$78, %zmm20, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm3, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpshufd	$78, %zmm20, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpxorq	%zmm20, %zmm27, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
 	vpxorq	%zmm3, %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm27, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm28
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm20
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
+	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
-	vpshufd	$78, %zmm23, %zmm27
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpshufd	$78, %zmm23, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm23, %zmm27, %zmm27
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm23, %zmm27, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm14
-	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm17
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpternlogd	$150, %zmm23, %zmm20, %zmm21
 	vpxorq	%zmm4, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm23, %zmm20, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
-	vmovdqu64	-512(%rcx), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
+	vmovdqu64	-512(%rcx), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpxorq	%zmm0, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm0
-	vpternlogd	$150, %zmm0, %zmm19, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vmovdqu64	-448(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
+	vmovdqu64	-448(%rcx), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
-	vmovdqu64	784(%rdi), %zmm23
 	vpxorq	%zmm5, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
+	vmovdqu64	784(%rdi), %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vmovdqu64	848(%rdi), %zmm24
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
+	vmovdqu64	848(%rdi), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
-	vpshufd	$78, %zmm20, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm5, %zmm17, %zmm17
+	vpshufd	$78, %zmm20, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpxorq	%zmm20, %zmm26, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm20, %zmm26, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm6, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
-	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
+	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm19, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vpshufd	$78, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpxorq	%zmm19, %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm26, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm6, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm6, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
-	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
-	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpxorq	%zmm7, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpxorq	%zmm7, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpslldq	$8, %zmm22, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpslldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm7, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm25, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%zmm19, %zmm25, %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm7, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpsrldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
+	vpsrldq	$8, %zmm22, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
-	vpxorq	%zmm19, %zmm21, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
+	vpxorq	%zmm19, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
-	vextracti64x4	$1, %zmm25, %ymm19
 	vpxorq	%zmm7, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm25, %ymm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
-	vpxorq	%ymm19, %ymm25, %ymm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
+	vpxorq	%ymm19, %ymm25, %ymm25
 	vpxorq	%zmm7, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm25, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vextracti32x4	$1, %ymm25, %xmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm8, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm8, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
+	vextracti64x4	$1, %zmm21, %ymm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm8, %zmm12, %zmm12
-	vpxorq	%ymm19, %ymm21, %ymm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
+	vpxorq	%ymm19, %ymm21, %ymm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
-	vextracti32x4	$1, %ymm21, %xmm19
 	vpxorq	%zmm8, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm21, %xmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpxorq	%xmm19, %xmm21, %xmm21
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
+	vpxorq	%xmm19, %xmm21, %xmm21
 	vpxorq	%zmm8, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm8, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
@@ -32660,30 +32628,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
@@ -34648,777 +34608,769 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpaddd	.Laesgen_gfni512_gcm_r2_encrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vpaddd	.Laesgen_gfni512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vmovdqu64	-128(%rcx), %zmm21
+	vpaddd	.Laesgen_gfni512_gcm_r2_encrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpaddd	.Laesgen_gfni512_gcm_r2_encrypt_data_step4x4(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpaddd	.Laesgen_gfni512_gcm_r2_encrypt_data_step4x5(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpaddd	.Laesgen_gfni512_gcm_r2_encrypt_data_step4x6(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_gfni512_gcm_r2_encrypt_data_step4x7(%rip), %zmm1, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_gfni512_gcm_r2_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vpxorq	%zmm18, %zmm12, %zmm12
 	vmovdqu64	-64(%rcx), %zmm22
+	vpxorq	%zmm18, %zmm12, %zmm12
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm18
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vmovdqu64	1168(%rdi), %zmm23
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vmovdqu64	1232(%rdi), %zmm24
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufd	$78, %zmm21, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vbroadcasti32x4	32(%rdi), %zmm18
 	vpshufd	$78, %zmm22, %zmm25
+	vbroadcasti32x4	32(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
-	vpxorq	%zmm18, %zmm10, %zmm10
 	vpxorq	%zmm22, %zmm25, %zmm25
+	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
-	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm27, %zmm26, %zmm25
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpxorq	%zmm27, %zmm26, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm21, %zmm21
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vpxorq	%zmm22, %zmm21, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm23, %zmm22
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vpxorq	%zmm24, %zmm23, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vmovdqu64	-256(%rcx), %zmm23
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	-256(%rcx), %zmm23
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
 	vmovdqu64	-192(%rcx), %zmm24
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vmovdqu64	1040(%rdi), %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vmovdqu64	1040(%rdi), %zmm26
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vmovdqu64	1104(%rdi), %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vmovdqu64	1104(%rdi), %zmm27
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufd	$78, %zmm23, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vpshufd	$78, %zmm23, %zmm28
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpxorq	%zmm23, %zmm28, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vpxorq	%zmm23, %zmm28, %zmm28
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	64(%rdi), %zmm18
+	vpshufd	$78, %zmm24, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpxorq	%zmm24, %zmm28, %zmm28
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vmovdqu64	-384(%rcx), %zmm23
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	-384(%rcx), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vmovdqu64	-320(%rcx), %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
+	vmovdqu64	-320(%rcx), %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vmovdqu64	976(%rdi), %zmm26
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vmovdqu64	976(%rdi), %zmm26
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpshufd	$78, %zmm23, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpshufd	$78, %zmm20, %zmm27
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpxorq	%zmm23, %zmm27, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm20, %zmm27, %zmm27
 	vpxorq	%zmm2, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, %zmm24, %zmm23, %zmm28
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm28
 	vpxorq	%zmm2, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$17, %zmm24, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm20
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vpxorq	%zmm3, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpshufd	$78, %zmm20, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpshufd	$78, %zmm23, %zmm27
 	vpxorq	%zmm3, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpxorq	%zmm20, %zmm27, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm23, %zmm27, %zmm27
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, %zmm26, %zmm20, %zmm29
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$17, %zmm26, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpxorq	%zmm3, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vpxorq	%zmm3, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpxorq	%zmm3, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpternlogd	$150, %zmm20, %zmm23, %zmm21
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm23, %zmm20, %zmm21
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vmovdqu64	-512(%rcx), %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vmovdqu64	-512(%rcx), %zmm20
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpxorq	%zmm0, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm18, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm0
-	vpternlogd	$150, %zmm0, %zmm19, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vmovdqu64	-448(%rcx), %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vmovdqu64	-448(%rcx), %zmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vmovdqu64	784(%rdi), %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vmovdqu64	784(%rdi), %zmm23
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm4, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vmovdqu64	848(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vmovdqu64	848(%rdi), %zmm24
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpshufd	$78, %zmm20, %zmm26
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm20, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm20, %zmm26, %zmm26
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm20, %zmm26, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm5, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpshufd	$78, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
+	vpshufd	$78, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm26, %zmm26
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
+	vpxorq	%zmm19, %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm5, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm6, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
+	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm6, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm6, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpslldq	$8, %zmm22, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
+	vpslldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm6, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm25, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpxorq	%zmm19, %zmm25, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm7, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpsrldq	$8, %zmm22, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpsrldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm7, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm21, %zmm21
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpxorq	%zmm19, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm7, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vextracti64x4	$1, %zmm25, %ymm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vextracti64x4	$1, %zmm25, %ymm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm7, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpxorq	%ymm19, %ymm25, %ymm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%ymm19, %ymm25, %ymm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm7, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vextracti32x4	$1, %ymm25, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vextracti32x4	$1, %ymm25, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm7, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm7, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpxorq	%ymm19, %ymm21, %ymm21
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%ymm19, %ymm21, %ymm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm8, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vextracti32x4	$1, %ymm21, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vextracti32x4	$1, %ymm21, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm8, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm21, %xmm21
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm21, %xmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm8, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm8, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpshufd	$78, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpshufd	$78, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm8, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm8, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm8, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpshufd	$78, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpshufd	$78, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm8, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm10
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm9, %zmm0, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpxorq	%xmm21, %xmm25, %xmm25
 	vpxorq	%zmm9, %zmm0, %zmm14
+	vpxorq	%xmm21, %xmm25, %xmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
@@ -43315,8 +43267,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
@@ -43324,8 +43276,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
-	vpxorq	%zmm18, %zmm11, %zmm11
 	vmovdqu64	1168(%rdi), %zmm23
+	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
@@ -43352,8 +43304,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpxorq	%zmm21, %zmm25, %zmm25
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
@@ -43361,8 +43313,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
@@ -43370,8 +43322,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
@@ -43379,8 +43331,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
+	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
@@ -43389,8 +43341,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufd	$78, %zmm22, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
@@ -43398,8 +43350,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm22, %zmm25, %zmm25
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
@@ -43407,8 +43359,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
@@ -43416,8 +43368,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
@@ -43425,547 +43377,539 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
+	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
-	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm27, %zmm26, %zmm25
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	%zmm27, %zmm26, %zmm25
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
 	vpxorq	%zmm22, %zmm21, %zmm21
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
 	vpxorq	%zmm24, %zmm23, %zmm22
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm18
-	vmovdqu64	256(%rsi), %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
+	vmovdqu64	256(%rsi), %zmm23
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
-	vmovdqu64	320(%rsi), %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
+	vmovdqu64	320(%rsi), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vmovdqu64	1040(%rdi), %zmm26
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
+	vmovdqu64	1040(%rdi), %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
-	vmovdqu64	1104(%rdi), %zmm27
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
+	vmovdqu64	1104(%rdi), %zmm27
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vpshufd	$78, %zmm23, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpshufd	$78, %zmm23, %zmm28
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	64(%rdi), %zmm18
-	vpxorq	%zmm23, %zmm28, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
+	vpxorq	%zmm23, %zmm28, %zmm28
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
-	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm28
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
+	vpshufd	$78, %zmm24, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vpxorq	%zmm24, %zmm28, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	80(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vmovdqu64	128(%rsi), %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
+	vmovdqu64	128(%rsi), %zmm23
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	96(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
-	vmovdqu64	192(%rsi), %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
+	vmovdqu64	192(%rsi), %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
-	vmovdqu64	912(%rdi), %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
+	vmovdqu64	912(%rdi), %zmm26
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
-	vmovdqu64	976(%rdi), %zmm27
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
+	vmovdqu64	976(%rdi), %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpshufd	$78, %zmm23, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
+	vpshufd	$78, %zmm23, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
-	vpxorq	%zmm23, %zmm28, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm28, %zmm28
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
-	vpclmulqdq	$17, %zmm26, %zmm23, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
-	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm23
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
-	vpshufd	$78, %zmm24, %zmm26
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpshufd	$78, %zmm24, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
-	vpxorq	%zmm24, %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm14
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm28
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm29
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm17
-	vpclmulqdq	$0, 2080(%rdi), %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
 	vpxorq	%zmm2, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpternlogd	$150, %zmm29, %zmm20, %zmm25
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
-	vpternlogd	$150, %zmm24, %zmm20, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
-	vmovdqu64	(%rsi), %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vmovdqu64	(%rsi), %zmm20
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm15
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm20, %zmm20
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm18, %zmm0, %zmm0
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm0, %zmm18, %zmm17
-	vmovdqu64	64(%rsi), %zmm19
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm0
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm0, %zmm17
 	vpxorq	%zmm3, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
+	vmovdqu64	64(%rsi), %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vmovdqu64	784(%rdi), %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vmovdqu64	784(%rdi), %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vmovdqu64	848(%rdi), %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
+	vmovdqu64	848(%rdi), %zmm24
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpshufd	$78, %zmm20, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
+	vpshufd	$78, %zmm20, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpxorq	%zmm20, %zmm26, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
+	vpxorq	%zmm20, %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm4, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
-	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpshufd	$78, %zmm19, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
+	vpshufd	$78, %zmm19, %zmm26
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%zmm19, %zmm26, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm26, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
-	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
@@ -43973,36 +43917,36 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
-	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
+	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpxorq	%zmm6, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
-	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
@@ -44010,8 +43954,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpslldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
+	vpslldq	$8, %zmm22, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
@@ -44019,8 +43963,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm6, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm25, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%zmm19, %zmm25, %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
@@ -44028,18 +43972,18 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpsrldq	$8, %zmm22, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpsrldq	$8, %zmm22, %zmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm6, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
-	vpxorq	%zmm19, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
+	vpxorq	%zmm19, %zmm21, %zmm21
 	vpxorq	%zmm7, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
@@ -44047,8 +43991,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
-	vextracti64x4	$1, %zmm25, %ymm19
 	vpxorq	%zmm7, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm25, %ymm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
@@ -44056,8 +44000,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm7, %zmm12, %zmm12
-	vpxorq	%ymm19, %ymm25, %ymm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
+	vpxorq	%ymm19, %ymm25, %ymm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
@@ -44065,8 +44009,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm7, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vextracti32x4	$1, %ymm25, %xmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
+	vextracti32x4	$1, %ymm25, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
@@ -44074,8 +44018,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm7, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
@@ -44084,8 +44028,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
-	vextracti64x4	$1, %zmm21, %ymm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm7, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
@@ -44093,8 +44037,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpxorq	%ymm19, %ymm21, %ymm21
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
+	vpxorq	%ymm19, %ymm21, %ymm21
 	vpxorq	%zmm7, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
@@ -44102,8 +44046,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
-	vextracti32x4	$1, %ymm21, %xmm19
 	vpxorq	%zmm8, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm21, %xmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
@@ -44111,8 +44055,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm19, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
+	vpxorq	%xmm19, %xmm21, %xmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
@@ -44139,8 +44083,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm8, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
@@ -44148,8 +44092,8 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpxorq	%zmm8, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
@@ -49273,591 +49217,583 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
-	vpxorq	%zmm18, %zmm11, %zmm11
 	vpshufd	$78, %zmm21, %zmm25
+	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm21, %zmm25, %zmm25
+	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
+	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpshufd	$78, %zmm22, %zmm25
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpxorq	%zmm22, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
-	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	32(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
 	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
+	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm27, %zmm26, %zmm25
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
-	vpxorq	%zmm18, %zmm13, %zmm13
 	vpxorq	%zmm24, %zmm23, %zmm22
+	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
+	vmovdqu64	256(%rsi), %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
-	vmovdqu64	256(%rsi), %zmm23
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
+	vmovdqu64	320(%rsi), %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
-	vmovdqu64	320(%rsi), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
 	vmovdqu64	1040(%rdi), %zmm20
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
 	vmovdqu64	1104(%rdi), %zmm26
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
 	vpshufd	$78, %zmm23, %zmm27
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	%zmm23, %zmm27, %zmm27
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
-	vpclmulqdq	$0, %zmm20, %zmm23, %zmm28
+	vpxorq	%zmm23, %zmm27, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm20, %zmm23, %zmm20
+	vpclmulqdq	$0, %zmm20, %zmm23, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
-	vpclmulqdq	$0, 2144(%rdi), %zmm27, %zmm23
+	vpclmulqdq	$17, %zmm20, %zmm23, %zmm20
 	vpxorq	%zmm2, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
-	vpshufd	$78, %zmm24, %zmm27
+	vpclmulqdq	$0, 2144(%rdi), %zmm27, %zmm23
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
-	vpxorq	%zmm24, %zmm27, %zmm27
+	vpshufd	$78, %zmm24, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vpxorq	%zmm24, %zmm27, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
 	vpxorq	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
-	vpclmulqdq	$0, 2208(%rdi), %zmm27, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpclmulqdq	$0, 2208(%rdi), %zmm27, %zmm26
 	vpxorq	%zmm2, %zmm16, %zmm16
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpternlogd	$150, %zmm24, %zmm20, %zmm21
 	vpxorq	%zmm2, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
+	vpternlogd	$150, %zmm24, %zmm20, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm23, %zmm22
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm23, %zmm22
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
-	vmovdqu64	128(%rsi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm3, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vmovdqu64	128(%rsi), %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
 	vpxorq	%zmm3, %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
-	vmovdqu64	192(%rsi), %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vmovdqu64	192(%rsi), %zmm23
 	vpxorq	%zmm3, %zmm13, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
-	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm15
+	vmovdqu64	912(%rdi), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
-	vmovdqu64	976(%rdi), %zmm26
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
 	vpxorq	%zmm3, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vmovdqu64	976(%rdi), %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm16
-	vpshufd	$78, %zmm20, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm3, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpshufd	$78, %zmm20, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpxorq	%zmm20, %zmm27, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
 	vpxorq	%zmm3, %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm27, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, %zmm24, %zmm20, %zmm28
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm28
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm20
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
-	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
+	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
-	vpshufd	$78, %zmm23, %zmm27
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpshufd	$78, %zmm23, %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm23, %zmm27, %zmm27
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm23, %zmm27, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm14
-	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm17
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpternlogd	$150, %zmm23, %zmm20, %zmm21
 	vpxorq	%zmm4, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
+	vpternlogd	$150, %zmm23, %zmm20, %zmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
-	vmovdqu64	(%rsi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
+	vmovdqu64	(%rsi), %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpxorq	%zmm0, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm0
-	vpternlogd	$150, %zmm0, %zmm19, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vmovdqu64	64(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
+	vmovdqu64	64(%rsi), %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
-	vmovdqu64	784(%rdi), %zmm23
 	vpxorq	%zmm5, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
+	vmovdqu64	784(%rdi), %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vmovdqu64	848(%rdi), %zmm24
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
+	vmovdqu64	848(%rdi), %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
-	vpshufd	$78, %zmm20, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm5, %zmm17, %zmm17
+	vpshufd	$78, %zmm20, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpxorq	%zmm20, %zmm26, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm20, %zmm26, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm6, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
-	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
-	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
+	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpshufd	$78, %zmm19, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
+	vpshufd	$78, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
-	vpxorq	%zmm19, %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm26, %zmm26
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm6, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm6, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
-	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm6, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
-	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpxorq	%zmm7, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
-	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm7, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpxorq	%zmm7, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vpslldq	$8, %zmm22, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpslldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm7, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm25, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%zmm19, %zmm25, %zmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm7, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
-	vpsrldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
+	vpsrldq	$8, %zmm22, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
-	vpxorq	%zmm19, %zmm21, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
+	vpxorq	%zmm19, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
-	vextracti64x4	$1, %zmm25, %ymm19
 	vpxorq	%zmm7, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm25, %ymm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
-	vpxorq	%ymm19, %ymm25, %ymm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
+	vpxorq	%ymm19, %ymm25, %ymm25
 	vpxorq	%zmm7, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
-	vextracti32x4	$1, %ymm25, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vextracti32x4	$1, %ymm25, %xmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm8, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm8, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
-	vextracti64x4	$1, %zmm21, %ymm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
+	vextracti64x4	$1, %zmm21, %ymm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm8, %zmm12, %zmm12
-	vpxorq	%ymm19, %ymm21, %ymm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
+	vpxorq	%ymm19, %ymm21, %ymm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
-	vextracti32x4	$1, %ymm21, %xmm19
 	vpxorq	%zmm8, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm21, %xmm19
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
-	vpxorq	%xmm19, %xmm21, %xmm21
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
+	vpxorq	%xmm19, %xmm21, %xmm21
 	vpxorq	%zmm8, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm8, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
@@ -54166,777 +54102,769 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpaddd	.Laesgen_gfni512_gcm_r2_decrypt_data_step4x2(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vpaddd	.Laesgen_gfni512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vmovdqu64	384(%rsi), %zmm21
+	vpaddd	.Laesgen_gfni512_gcm_r2_decrypt_data_step4x3(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpaddd	.Laesgen_gfni512_gcm_r2_decrypt_data_step4x4(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpaddd	.Laesgen_gfni512_gcm_r2_decrypt_data_step4x5(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpaddd	.Laesgen_gfni512_gcm_r2_decrypt_data_step4x6(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_gfni512_gcm_r2_decrypt_data_step4x7(%rip), %zmm1, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_gfni512_gcm_r2_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm18
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vpxorq	%zmm18, %zmm12, %zmm12
 	vmovdqu64	448(%rsi), %zmm22
+	vpxorq	%zmm18, %zmm12, %zmm12
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	16(%rdi), %zmm18
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vmovdqu64	1168(%rdi), %zmm23
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vmovdqu64	1232(%rdi), %zmm24
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufd	$78, %zmm21, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm23
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vbroadcasti32x4	32(%rdi), %zmm18
 	vpshufd	$78, %zmm22, %zmm25
+	vbroadcasti32x4	32(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
-	vpxorq	%zmm18, %zmm10, %zmm10
 	vpxorq	%zmm22, %zmm25, %zmm25
+	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
-	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm27, %zmm26, %zmm25
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
-	vpxorq	%zmm27, %zmm26, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm22, %zmm21, %zmm21
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
-	vpxorq	%zmm22, %zmm21, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm24, %zmm23, %zmm22
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
-	vpxorq	%zmm24, %zmm23, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
+	vmovdqu64	256(%rsi), %zmm23
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
-	vmovdqu64	256(%rsi), %zmm23
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm10, %zmm10
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
+	vpxorq	2816(%rdi), %zmm10, %zmm18
+	vmovdqu64	%zmm18, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm11, %zmm18
+	vmovdqu64	%zmm18, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
-	vmovdqu64	%zmm12, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3136(%rdi,%rax,1)
+	vmovdqu64	%zmm18, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm18
+	vmovdqu64	%zmm18, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm18
+	vmovdqu64	%zmm18, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm18
+	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
 	vmovdqu64	320(%rsi), %zmm24
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
+	vpxorq	2816(%rdi), %zmm16, %zmm18
+	vmovdqu64	%zmm18, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm18
+	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
 	vbroadcasti32x4	48(%rdi), %zmm18
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vmovdqu64	1040(%rdi), %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vmovdqu64	1040(%rdi), %zmm26
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vmovdqu64	1104(%rdi), %zmm27
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vmovdqu64	1104(%rdi), %zmm27
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufd	$78, %zmm23, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vpshufd	$78, %zmm23, %zmm28
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpxorq	%zmm23, %zmm28, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
+	vpxorq	%zmm23, %zmm28, %zmm28
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
+	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19, %zmm20
 	vpxorq	%zmm20, %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm28
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
 	vbroadcasti32x4	64(%rdi), %zmm18
+	vpshufd	$78, %zmm24, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpxorq	%zmm24, %zmm28, %zmm28
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm10
 	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm11
 	vpxorq	%zmm18, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm12
 	vpxorq	%zmm18, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm13
 	vpxorq	%zmm18, %zmm13, %zmm13
+	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm14
 	vpxorq	%zmm18, %zmm14, %zmm14
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm15
 	vpxorq	%zmm18, %zmm15, %zmm15
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm16
 	vpxorq	%zmm18, %zmm16, %zmm16
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19, %zmm20
-	vmovdqu64	128(%rsi), %zmm23
 	vpxorq	%zmm20, %zmm19, %zmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm19, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm18, %zmm17, %zmm17
+	vmovdqu64	128(%rsi), %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm2, %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vmovdqu64	192(%rsi), %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm2, %zmm11, %zmm11
+	vmovdqu64	192(%rsi), %zmm23
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm2, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vmovdqu64	912(%rdi), %zmm24
 	vpxorq	%zmm2, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vmovdqu64	976(%rdi), %zmm26
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vmovdqu64	976(%rdi), %zmm26
 	vpxorq	%zmm2, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpshufd	$78, %zmm23, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpshufd	$78, %zmm20, %zmm27
 	vpxorq	%zmm2, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpxorq	%zmm23, %zmm27, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm20, %zmm27, %zmm27
 	vpxorq	%zmm2, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, %zmm24, %zmm23, %zmm28
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpclmulqdq	$0, %zmm24, %zmm20, %zmm28
 	vpxorq	%zmm2, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$17, %zmm24, %zmm23, %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpclmulqdq	$17, %zmm24, %zmm20, %zmm20
 	vpxorq	%zmm3, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpclmulqdq	$0, 2016(%rdi), %zmm27, %zmm24
 	vpxorq	%zmm3, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpshufd	$78, %zmm20, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpshufd	$78, %zmm23, %zmm27
 	vpxorq	%zmm3, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpxorq	%zmm20, %zmm27, %zmm27
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm23, %zmm27, %zmm27
 	vpxorq	%zmm3, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, %zmm26, %zmm20, %zmm29
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
 	vpxorq	%zmm3, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$17, %zmm26, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
 	vpxorq	%zmm3, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpclmulqdq	$0, 2080(%rdi), %zmm27, %zmm26
 	vpxorq	%zmm3, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
-	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
 	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vpxorq	%zmm3, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpternlogd	$150, %zmm20, %zmm23, %zmm21
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm23, %zmm20, %zmm21
 	vpternlogd	$150, %zmm18, %zmm19, %zmm10
 	vpxorq	%zmm4, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vpternlogd	$150, %zmm18, %zmm19, %zmm11
 	vpxorq	%zmm4, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vmovdqu64	(%rsi), %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vmovdqu64	(%rsi), %zmm20
 	vpternlogd	$150, %zmm18, %zmm19, %zmm12
 	vpxorq	%zmm4, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpternlogd	$150, %zmm18, %zmm19, %zmm13
 	vpxorq	%zmm4, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm18
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
-	vpxorq	%zmm0, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm18, %zmm18
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm18, %zmm14
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm0
-	vpternlogd	$150, %zmm0, %zmm19, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
 	vpxorq	%zmm4, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vmovdqu64	64(%rsi), %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vmovdqu64	64(%rsi), %zmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm4, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vmovdqu64	784(%rdi), %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
+	vmovdqu64	784(%rdi), %zmm23
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm4, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vmovdqu64	848(%rdi), %zmm24
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vmovdqu64	848(%rdi), %zmm24
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm5, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpshufd	$78, %zmm20, %zmm26
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpshufd	$78, %zmm20, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm20, %zmm26, %zmm26
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm20, %zmm26, %zmm26
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm5, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm23, %zmm20, %zmm27
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm5, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$17, %zmm23, %zmm20, %zmm20
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm5, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
+	vpclmulqdq	$0, 1888(%rdi), %zmm26, %zmm23
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm5, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpshufd	$78, %zmm19, %zmm26
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
+	vpshufd	$78, %zmm19, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm26, %zmm26
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
+	vpxorq	%zmm19, %zmm26, %zmm26
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm5, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpclmulqdq	$0, %zmm24, %zmm19, %zmm28
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm6, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm6, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpclmulqdq	$0, 1952(%rdi), %zmm26, %zmm24
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm6, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vpternlogd	$150, %zmm28, %zmm27, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
+	vpternlogd	$150, %zmm19, %zmm20, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm6, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm6, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm6, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm0, %zmm18
-	vpslldq	$8, %zmm22, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
+	vpslldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm6, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm25, %zmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
+	vpxorq	%zmm19, %zmm25, %zmm25
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm7, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpsrldq	$8, %zmm22, %zmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
+	vpsrldq	$8, %zmm22, %zmm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm7, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpxorq	%zmm19, %zmm21, %zmm21
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
+	vpxorq	%zmm19, %zmm21, %zmm21
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm7, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vextracti64x4	$1, %zmm25, %ymm19
 	vpxorq	%zmm18, %zmm0, %zmm0
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
+	vextracti64x4	$1, %zmm25, %ymm19
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm7, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpxorq	%ymm19, %ymm25, %ymm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%ymm19, %ymm25, %ymm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm7, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vextracti32x4	$1, %ymm25, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vextracti32x4	$1, %ymm25, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm7, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm0, %zmm18
-	vextracti64x4	$1, %zmm21, %ymm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vextracti64x4	$1, %zmm21, %ymm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm7, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpxorq	%ymm19, %ymm21, %ymm21
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%ymm19, %ymm21, %ymm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm10
 	vpxorq	%zmm8, %zmm10, %zmm10
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vextracti32x4	$1, %ymm21, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vextracti32x4	$1, %ymm21, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm11
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm11
 	vpxorq	%zmm8, %zmm11, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm21, %xmm21
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm21, %xmm21
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm12
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm12
 	vpxorq	%zmm8, %zmm12, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm13
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm13
 	vpxorq	%zmm8, %zmm13, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpshufd	$78, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpshufd	$78, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm14
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm14
 	vpxorq	%zmm8, %zmm14, %zmm14
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm15
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm15
 	vpxorq	%zmm8, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_gfni512_gcm_r2_decrypt_data_ghash_poly(%rip), %xmm25, %xmm19
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm16
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm16
 	vpxorq	%zmm8, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm17, %zmm0
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm0, %zmm18
-	vpshufd	$78, %xmm25, %xmm25
 	vpxorq	%zmm18, %zmm0, %zmm0
+	vpshufd	$78, %xmm25, %xmm25
 	vgf2p8mulb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_two512(%rip), %zmm0, %zmm17
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm0, %zmm0
 	vpternlogd	$150, %zmm0, %zmm18, %zmm17
 	vpxorq	%zmm8, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm10, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm10
-	vpxorq	%xmm19, %xmm25, %xmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm11, %zmm0
+	vpxorq	%xmm19, %xmm25, %xmm25
 	vpxorq	%zmm9, %zmm0, %zmm11
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm12, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm12
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm13, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm13
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm14, %zmm0
-	vpxorq	%xmm21, %xmm25, %xmm25
 	vpxorq	%zmm9, %zmm0, %zmm14
+	vpxorq	%xmm21, %xmm25, %xmm25
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm0
 	vpxorq	%zmm9, %zmm0, %zmm15
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm16, %zmm0

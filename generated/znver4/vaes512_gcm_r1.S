@@ -7070,30 +7070,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3136(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm20, %zmm20
+	vpxorq	2816(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm21
+	vmovdqu64	%zmm21, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm21
+	vmovdqu64	%zmm21, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 3328(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
@@ -7691,256 +7683,248 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	-64(%rcx), %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
+	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm21, %zmm14, %zmm14
 	vpshufd	$78, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm15, %zmm15
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpxorq	%zmm22, %zmm27, %zmm27
-	vpxorq	%zmm21, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
-	vaesenc	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
 	vpxorq	%zmm22, %zmm23, %zmm22
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm24, %zmm25, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpxorq	%zmm24, %zmm25, %zmm23
-	vaesenc	%zmm21, %zmm18, %zmm18
 	vmovdqu64	-256(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2880(%rdi,%rax,1)
-	vmovdqu64	-192(%rcx), %zmm21
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2944(%rdi,%rax,1)
-	vmovdqu64	1040(%rdi), %zmm25
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	1104(%rdi), %zmm27
-	vmovdqu64	%zmm15, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpshufd	$78, %zmm24, %zmm28
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	%zmm24, %zmm28, %zmm28
-	vmovdqu64	%zmm16, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm24, %zmm29
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3136(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm25, %zmm24, %zmm24
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm25
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
-	vpshufd	$78, %zmm21, %zmm28
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpxorq	%zmm21, %zmm28, %zmm28
-	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm27, %zmm21, %zmm30
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm27, %zmm21, %zmm27
-	vmovdqu64	%zmm20, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm20, %zmm20
-	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm28
+	vmovdqu64	-192(%rcx), %zmm25
+	vpxorq	2816(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 2880(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	2816(%rdi), %zmm14, %zmm21
+	vmovdqu64	1040(%rdi), %zmm27
+	vmovdqu64	%zmm21, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm21
+	vmovdqu64	1104(%rdi), %zmm28
+	vmovdqu64	%zmm21, 3008(%rdi,%rax,1)
+	vpshufd	$78, %zmm24, %zmm29
+	vpxorq	2816(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 3072(%rdi,%rax,1)
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vpxorq	2816(%rdi), %zmm17, %zmm21
+	vmovdqu64	%zmm21, 3136(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpxorq	2816(%rdi), %zmm18, %zmm21
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vmovdqu64	%zmm21, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm19, %zmm21
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vmovdqu64	%zmm21, 3264(%rdi,%rax,1)
+	vpshufd	$78, %zmm25, %zmm29
+	vpxorq	2816(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 3328(%rdi,%rax,1)
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vbroadcasti32x4	32(%rdi), %zmm21
-	vpternlogd	$150, %zmm30, %zmm29, %zmm26
 	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm27, %zmm24, %zmm22
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	-384(%rcx), %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	48(%rdi), %zmm21
-	vmovdqu64	-320(%rcx), %zmm25
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	-384(%rcx), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vmovdqu64	912(%rdi), %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vmovdqu64	976(%rdi), %zmm28
+	vmovdqu64	-320(%rcx), %zmm25
 	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	%zmm24, %zmm29, %zmm29
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, 2016(%rdi), %zmm29, %zmm27
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm19, %zmm19
-	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm21, %zmm24, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpxorq	%zmm25, %zmm29, %zmm29
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm28, %zmm25, %zmm30
+	vpshufd	$78, %zmm25, %zmm28
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
 	vaesenc	%zmm3, %zmm17, %zmm17
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, 2080(%rdi), %zmm29, %zmm28
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm21, %zmm26
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
 	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vmovdqu64	-512(%rcx), %zmm21
+	vpternlogd	$150, %zmm25, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm27, %zmm24, %zmm23
 	vaesenc	%zmm4, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vmovdqu64	-512(%rcx), %zmm21
 	vaesenc	%zmm5, %zmm13, %zmm13
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vmovdqu64	784(%rdi), %zmm24
+	vmovdqu64	-448(%rcx), %zmm0
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm19, %zmm19
-	vmovdqu64	848(%rdi), %zmm25
 	vaesenc	%zmm5, %zmm20, %zmm20
+	vmovdqu64	784(%rdi), %zmm24
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpxorq	%zmm21, %zmm27, %zmm27
+	vmovdqu64	848(%rdi), %zmm25
 	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm27, %zmm27
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
 	vaesenc	%zmm8, %zmm13, %zmm13
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
 	vaesenc	%zmm8, %zmm16, %zmm16
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
 	vaesenc	%zmm8, %zmm20, %zmm20
-	vpslldq	$8, %zmm23, %zmm0
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
 	vaesenc	%zmm9, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm26, %zmm26
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm26, %zmm26
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm19, %zmm19
-	vextracti64x4	$1, %zmm26, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm9, %zmm20, %zmm20
+	vextracti64x4	$1, %zmm26, %ymm0
 	vaesenc	%zmm10, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm26, %ymm26
 	vaesenc	%zmm10, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm26, %xmm0
+	vpxorq	%ymm0, %ymm26, %ymm26
 	vaesenc	%zmm10, %zmm15, %zmm15
 	vaesenc	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm26, %xmm26
+	vextracti32x4	$1, %ymm26, %xmm0
 	vaesenc	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenc	%zmm10, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm10, %zmm19, %zmm19
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm10, %zmm20, %zmm20
 	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm11, %zmm13, %zmm13
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm11, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm11, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm11, %zmm17, %zmm17
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenc	%zmm11, %zmm18, %zmm18
-	vpshufd	$78, %xmm26, %xmm26
 	vaesenc	%zmm11, %zmm19, %zmm19
+	vpshufd	$78, %xmm26, %xmm26
 	vaesenc	%zmm11, %zmm20, %zmm20
 	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm13, %zmm13
 	vaesenclast	%zmm12, %zmm14, %zmm14
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenclast	%zmm12, %zmm15, %zmm15
-	vpshufd	$78, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpshufd	$78, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm17, %zmm17
 	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm18, %zmm18
@@ -11860,30 +11844,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3136(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm18, %zmm18
+	vpxorq	2816(%rdi), %zmm11, %zmm19
+	vmovdqu64	%zmm19, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm13, %zmm19
+	vmovdqu64	%zmm19, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm19
+	vmovdqu64	%zmm19, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm19
+	vmovdqu64	%zmm19, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm16, %zmm19
+	vmovdqu64	%zmm19, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm19
+	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm18, %zmm19
+	vmovdqu64	%zmm19, 3328(%rdi,%rax,1)
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -12374,234 +12350,226 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm18
+	vmovdqu64	-128(%rcx), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	-64(%rcx), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vmovdqu64	1168(%rdi), %zmm19
+	vmovdqu64	1168(%rdi), %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm15
-	vpshufd	$78, %zmm18, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpxorq	%zmm18, %zmm22, %zmm22
+	vpxorq	%zmm17, %zmm19, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm17
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpclmulqdq	$0, 2272(%rdi), %zmm19, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$0, 2272(%rdi), %zmm22, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vbroadcasti32x4	(%rdi), %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm13
 	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm21
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm22, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpxorq	%zmm26, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm23, %zmm20
 	vpxorq	%zmm19, %zmm15, %zmm15
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vpxorq	%zmm20, %zmm24, %zmm20
+	vpxorq	%zmm21, %zmm24, %zmm21
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpxorq	%zmm21, %zmm22, %zmm21
+	vmovdqu64	-256(%rcx), %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	-256(%rcx), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	-192(%rcx), %zmm24
-	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm13, %zmm13
 	vmovdqu64	1040(%rdi), %zmm25
-	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm14, %zmm14
 	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm27, %zmm27
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpshufd	$78, %zmm22, %zmm19
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm22, %zmm19, %zmm19
-	vmovdqu64	%zmm11, 2880(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm25, %zmm22, %zmm27
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm25, %zmm22, %zmm22
-	vmovdqu64	%zmm12, 2944(%rdi,%rax,1)
-	vpclmulqdq	$0, 2144(%rdi), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpshufd	$78, %zmm24, %zmm25
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3008(%rdi,%rax,1)
-	vpxorq	%zmm24, %zmm25, %zmm25
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm28
-	vpxorq	2816(%rdi), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vpxorq	2816(%rdi), %zmm11, %zmm19
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vmovdqu64	%zmm19, 2880(%rdi,%rax,1)
+	vpclmulqdq	$0, 2144(%rdi), %zmm27, %zmm25
+	vpxorq	2816(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 2944(%rdi,%rax,1)
+	vpshufd	$78, %zmm24, %zmm27
+	vpxorq	2816(%rdi), %zmm13, %zmm19
+	vpxorq	%zmm24, %zmm27, %zmm27
+	vmovdqu64	%zmm19, 3008(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vpxorq	2816(%rdi), %zmm14, %zmm19
+	vmovdqu64	%zmm19, 3072(%rdi,%rax,1)
 	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
-	vmovdqu64	%zmm14, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$0, 2208(%rdi), %zmm25, %zmm25
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
-	vmovdqu64	%zmm15, 3136(%rdi,%rax,1)
-	vpternlogd	$150, %zmm24, %zmm22, %zmm20
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpternlogd	$150, %zmm25, %zmm19, %zmm21
-	vmovdqu64	%zmm16, 3200(%rdi,%rax,1)
-	vmovdqu64	-384(%rcx), %zmm19
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3264(%rdi,%rax,1)
-	vmovdqu64	-320(%rcx), %zmm22
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	912(%rdi), %zmm24
-	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	976(%rdi), %zmm25
+	vpxorq	2816(%rdi), %zmm15, %zmm19
+	vpclmulqdq	$0, 2208(%rdi), %zmm27, %zmm26
+	vmovdqu64	%zmm19, 3136(%rdi,%rax,1)
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
+	vpxorq	2816(%rdi), %zmm16, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm20
+	vmovdqu64	%zmm19, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm19
+	vpternlogd	$150, %zmm26, %zmm25, %zmm21
+	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
+	vmovdqu64	-384(%rcx), %zmm23
+	vpxorq	2816(%rdi), %zmm18, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vmovdqu64	%zmm19, 3328(%rdi,%rax,1)
+	vmovdqu64	-320(%rcx), %zmm19
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpshufd	$78, %zmm19, %zmm26
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpxorq	%zmm19, %zmm26, %zmm26
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm27
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vpclmulqdq	$0, 2016(%rdi), %zmm26, %zmm24
-	vaesenc	%zmm2, %zmm17, %zmm17
-	vaesenc	%zmm2, %zmm18, %zmm18
-	vpshufd	$78, %zmm22, %zmm26
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vpxorq	%zmm22, %zmm26, %zmm26
-	vaesenc	%zmm3, %zmm12, %zmm12
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm25, %zmm22, %zmm28
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm25, %zmm22, %zmm22
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, 2080(%rdi), %zmm26, %zmm25
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vaesenc	%zmm3, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
-	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm19, %zmm20
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm24, %zmm21
-	vaesenc	%zmm4, %zmm12, %zmm12
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vmovdqu64	-512(%rcx), %zmm19
-	vaesenc	%zmm4, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	912(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm24, %zmm23, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm23, %zmm23
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, 2016(%rdi), %zmm26, %zmm24
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufd	$78, %zmm19, %zmm26
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm26, %zmm26
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, 2080(%rdi), %zmm26, %zmm25
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm23, %zmm20
+	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm19, %zmm19
+	vpternlogd	$150, %zmm25, %zmm24, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	-512(%rcx), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vmovdqu64	784(%rdi), %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	-448(%rcx), %zmm0
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vmovdqu64	848(%rdi), %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpshufd	$78, %zmm19, %zmm25
+	vmovdqu64	784(%rdi), %zmm23
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm19, %zmm25, %zmm25
+	vmovdqu64	848(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm22, %zmm19, %zmm26
+	vpshufd	$78, %zmm19, %zmm25
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm22, %zmm19, %zmm19
+	vpxorq	%zmm19, %zmm25, %zmm25
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$0, 1888(%rdi), %zmm25, %zmm22
+	vpclmulqdq	$0, %zmm23, %zmm19, %zmm26
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpshufd	$78, %zmm0, %zmm25
+	vpclmulqdq	$17, %zmm23, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpclmulqdq	$0, 1888(%rdi), %zmm25, %zmm23
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm27
+	vpshufd	$78, %zmm0, %zmm25
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$0, 1952(%rdi), %zmm25, %zmm24
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm27
 	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpclmulqdq	$0, 1952(%rdi), %zmm25, %zmm24
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm0, %zmm19, %zmm20
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpternlogd	$150, %zmm24, %zmm22, %zmm21
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm19, %zmm20
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm23, %zmm21
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm21, %zmm0
+	vpternlogd	$150, %zmm20, %zmm22, %zmm21
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpslldq	$8, %zmm21, %zmm0
 	vaesenc	%zmm8, %zmm11, %zmm11
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm21, %zmm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm20, %zmm20
+	vpsrldq	$8, %zmm21, %zmm0
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm23, %ymm0
+	vpxorq	%zmm0, %zmm20, %zmm20
 	vaesenc	%zmm8, %zmm15, %zmm15
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm23, %ymm23
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm23, %xmm0
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm23, %xmm23
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm20, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm20, %ymm20
+	vextracti64x4	$1, %zmm20, %ymm0
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm20, %xmm0
+	vpxorq	%ymm0, %ymm20, %ymm20
 	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm20, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vpxorq	%xmm0, %xmm20, %xmm20
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
-	vpshufd	$78, %xmm23, %xmm23
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm20, %xmm23, %xmm23
+	vpxorq	%xmm20, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm23, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	2776(%rdi), %rax
 	andq	$255, %rax
@@ -16312,30 +16280,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2880(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2944(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3136(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm20, %zmm20
+	vpxorq	2816(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 2880(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm14, %zmm21
+	vmovdqu64	%zmm21, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 3008(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm21
+	vmovdqu64	%zmm21, 3136(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 3264(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 3328(%rdi,%rax,1)
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm15, %zmm15
@@ -16874,250 +16834,242 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	-128(%rcx), %zmm21
+	vmovdqu64	-128(%rcx), %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	-64(%rcx), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm16
-	vmovdqu64	1168(%rdi), %zmm23
+	vmovdqu64	1168(%rdi), %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vmovdqu64	1232(%rdi), %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm17
-	vmovdqu64	1232(%rdi), %zmm24
+	vpshufd	$78, %zmm20, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufd	$78, %zmm21, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm21, %zmm25, %zmm25
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm19
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm20
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
+	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm21
 	vpshufd	$78, %zmm22, %zmm27
-	vpxorq	%zmm21, %zmm13, %zmm13
+	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm23
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
+	vpxorq	%zmm28, %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpxorq	%zmm28, %zmm26, %zmm26
+	vpxorq	%zmm22, %zmm26, %zmm22
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm23, %zmm24, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm24, %zmm25, %zmm23
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	-256(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vmovdqu64	-192(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	-192(%rcx), %zmm25
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vmovdqu64	1040(%rdi), %zmm27
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	1040(%rdi), %zmm21
-	vmovdqu64	%zmm13, 2880(%rdi,%rax,1)
-	vmovdqu64	1104(%rdi), %zmm27
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpshufd	$78, %zmm24, %zmm28
-	vmovdqu64	%zmm14, 2944(%rdi,%rax,1)
-	vpxorq	%zmm24, %zmm28, %zmm28
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm21, %zmm24, %zmm29
-	vmovdqu64	%zmm15, 3008(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm21, %zmm24, %zmm21
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm24
-	vmovdqu64	%zmm16, 3072(%rdi,%rax,1)
-	vpshufd	$78, %zmm25, %zmm28
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	%zmm25, %zmm28, %zmm28
-	vmovdqu64	%zmm17, 3136(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
-	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpternlogd	$150, %zmm30, %zmm29, %zmm26
-	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
-	vpternlogd	$150, %zmm25, %zmm21, %zmm22
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm24, %zmm23
-	vmovdqu64	%zmm20, 3328(%rdi,%rax,1)
-	vmovdqu64	-384(%rcx), %zmm21
-	vpxorq	2816(%rdi), %zmm20, %zmm20
+	vmovdqu64	1104(%rdi), %zmm28
+	vpxorq	2816(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 2880(%rdi,%rax,1)
+	vpshufd	$78, %zmm24, %zmm29
+	vpxorq	2816(%rdi), %zmm14, %zmm21
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vmovdqu64	%zmm21, 2944(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpxorq	2816(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 3008(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpxorq	2816(%rdi), %zmm16, %zmm21
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vmovdqu64	%zmm21, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm21
+	vpshufd	$78, %zmm26, %zmm29
+	vmovdqu64	%zmm21, 3136(%rdi,%rax,1)
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vpxorq	2816(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 3200(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpxorq	2816(%rdi), %zmm19, %zmm21
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vmovdqu64	%zmm21, 3264(%rdi,%rax,1)
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
+	vpxorq	2816(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 3328(%rdi,%rax,1)
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	-320(%rcx), %zmm24
 	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vmovdqu64	-384(%rcx), %zmm21
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm19, %zmm19
-	vmovdqu64	976(%rdi), %zmm27
+	vmovdqu64	-320(%rcx), %zmm24
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpshufd	$78, %zmm21, %zmm28
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpxorq	%zmm21, %zmm28, %zmm28
+	vmovdqu64	912(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vmovdqu64	976(%rdi), %zmm27
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vpshufd	$78, %zmm21, %zmm28
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
+	vpxorq	%zmm21, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm20, %zmm20
-	vpshufd	$78, %zmm24, %zmm28
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
 	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	-512(%rcx), %zmm21
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vmovdqu64	-512(%rcx), %zmm21
 	vaesenc	%zmm5, %zmm20, %zmm20
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vmovdqu64	-448(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vmovdqu64	784(%rdi), %zmm24
+	vmovdqu64	-448(%rcx), %zmm0
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vmovdqu64	848(%rdi), %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm24
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpxorq	%zmm21, %zmm27, %zmm27
+	vmovdqu64	848(%rdi), %zmm26
 	vaesenc	%zmm7, %zmm13, %zmm13
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpshufd	$78, %zmm0, %zmm27
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm27, %zmm27
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
 	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm8, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm8, %zmm20, %zmm20
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpslldq	$8, %zmm23, %zmm0
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm26, %zmm26
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm19, %zmm19
-	vpsrldq	$8, %zmm23, %zmm0
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm9, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm10, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm26, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm10, %zmm15, %zmm15
-	vpxorq	%ymm0, %ymm26, %ymm26
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm10, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm26, %xmm0
 	vaesenc	%zmm10, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm26, %xmm26
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm10, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm11, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm11, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm11, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm11, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm11, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm11, %zmm18, %zmm18
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenc	%zmm11, %zmm19, %zmm19
-	vpshufd	$78, %xmm26, %xmm26
 	vaesenc	%zmm11, %zmm20, %zmm20
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm26, %xmm26
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm12, %zmm16, %zmm16
-	vpshufd	$78, %xmm26, %xmm26
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm17, %zmm17
-	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm19, %zmm19
-	vpxorq	%xmm22, %xmm26, %xmm26
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm20, %zmm20
-	vmovdqa64	%xmm26, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
 	subq	2776(%rdi), %rax
 	andq	$255, %rax
@@ -21270,256 +21222,248 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vmovdqu64	448(%rsi), %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vmovdqu64	1168(%rdi), %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vmovdqu64	1232(%rdi), %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm18
 	vpshufd	$78, %zmm21, %zmm25
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm25, %zmm25
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm21
 	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
+	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm21, %zmm14, %zmm14
 	vpshufd	$78, %zmm22, %zmm27
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm27, %zmm27
 	vpxorq	%zmm21, %zmm15, %zmm15
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpxorq	%zmm22, %zmm27, %zmm27
-	vpxorq	%zmm21, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpxorq	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
-	vaesenc	%zmm21, %zmm13, %zmm13
 	vpxorq	%zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
 	vpxorq	%zmm22, %zmm23, %zmm22
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm24, %zmm25, %zmm23
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpxorq	%zmm24, %zmm25, %zmm23
-	vaesenc	%zmm21, %zmm18, %zmm18
 	vmovdqu64	256(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 2880(%rdi,%rax,1)
-	vmovdqu64	320(%rsi), %zmm21
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 2944(%rdi,%rax,1)
-	vmovdqu64	1040(%rdi), %zmm25
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vmovdqu64	1104(%rdi), %zmm27
-	vmovdqu64	%zmm15, 3008(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpshufd	$78, %zmm24, %zmm28
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	%zmm24, %zmm28, %zmm28
-	vmovdqu64	%zmm16, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm24, %zmm29
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3136(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm25, %zmm24, %zmm24
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm25
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
-	vpshufd	$78, %zmm21, %zmm28
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpxorq	%zmm21, %zmm28, %zmm28
-	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm27, %zmm21, %zmm30
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm27, %zmm21, %zmm27
-	vmovdqu64	%zmm20, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm20, %zmm20
-	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm28
+	vmovdqu64	320(%rsi), %zmm25
+	vpxorq	2816(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 2880(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	2816(%rdi), %zmm14, %zmm21
+	vmovdqu64	1040(%rdi), %zmm27
+	vmovdqu64	%zmm21, 2944(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm15, %zmm21
+	vmovdqu64	1104(%rdi), %zmm28
+	vmovdqu64	%zmm21, 3008(%rdi,%rax,1)
+	vpshufd	$78, %zmm24, %zmm29
+	vpxorq	2816(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 3072(%rdi,%rax,1)
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vpxorq	2816(%rdi), %zmm17, %zmm21
+	vmovdqu64	%zmm21, 3136(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpxorq	2816(%rdi), %zmm18, %zmm21
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vmovdqu64	%zmm21, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm19, %zmm21
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vmovdqu64	%zmm21, 3264(%rdi,%rax,1)
+	vpshufd	$78, %zmm25, %zmm29
+	vpxorq	2816(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 3328(%rdi,%rax,1)
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vbroadcasti32x4	32(%rdi), %zmm21
-	vpternlogd	$150, %zmm30, %zmm29, %zmm26
 	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm31
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm27, %zmm24, %zmm22
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpternlogd	$150, %zmm28, %zmm25, %zmm23
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm17, %zmm17
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	128(%rsi), %zmm24
+	vpternlogd	$150, %zmm31, %zmm30, %zmm26
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	48(%rdi), %zmm21
-	vmovdqu64	192(%rsi), %zmm25
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	128(%rsi), %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vmovdqu64	912(%rdi), %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vmovdqu64	976(%rdi), %zmm28
+	vmovdqu64	192(%rsi), %zmm25
 	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufd	$78, %zmm24, %zmm29
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	%zmm24, %zmm29, %zmm29
+	vmovdqu64	912(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	976(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm21
 	vaesenc	%zmm2, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, 2016(%rdi), %zmm29, %zmm27
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm21, %zmm24, %zmm29
 	vaesenc	%zmm2, %zmm19, %zmm19
-	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm21, %zmm24, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpxorq	%zmm25, %zmm29, %zmm29
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm24
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm28, %zmm25, %zmm30
+	vpshufd	$78, %zmm25, %zmm28
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
 	vaesenc	%zmm3, %zmm17, %zmm17
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, 2080(%rdi), %zmm29, %zmm28
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm21, %zmm26
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpternlogd	$150, %zmm25, %zmm24, %zmm22
 	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
 	vaesenc	%zmm4, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vmovdqu64	(%rsi), %zmm21
+	vpternlogd	$150, %zmm25, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm27, %zmm24, %zmm23
 	vaesenc	%zmm4, %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm5, %zmm13, %zmm13
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vmovdqu64	64(%rsi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vmovdqu64	784(%rdi), %zmm24
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm19, %zmm19
-	vmovdqu64	848(%rdi), %zmm25
 	vaesenc	%zmm5, %zmm20, %zmm20
+	vmovdqu64	784(%rdi), %zmm24
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpxorq	%zmm21, %zmm27, %zmm27
+	vmovdqu64	848(%rdi), %zmm25
 	vaesenc	%zmm6, %zmm15, %zmm15
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm6, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm27, %zmm27
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
+	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
 	vaesenc	%zmm8, %zmm13, %zmm13
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
 	vaesenc	%zmm8, %zmm16, %zmm16
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm8, %zmm18, %zmm18
 	vaesenc	%zmm8, %zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
 	vaesenc	%zmm8, %zmm20, %zmm20
-	vpslldq	$8, %zmm23, %zmm0
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
 	vaesenc	%zmm9, %zmm13, %zmm13
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm26, %zmm26
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm26, %zmm26
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm19, %zmm19
-	vextracti64x4	$1, %zmm26, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm9, %zmm20, %zmm20
+	vextracti64x4	$1, %zmm26, %ymm0
 	vaesenc	%zmm10, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm26, %ymm26
 	vaesenc	%zmm10, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm26, %xmm0
+	vpxorq	%ymm0, %ymm26, %ymm26
 	vaesenc	%zmm10, %zmm15, %zmm15
 	vaesenc	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm26, %xmm26
+	vextracti32x4	$1, %ymm26, %xmm0
 	vaesenc	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenc	%zmm10, %zmm18, %zmm18
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm10, %zmm19, %zmm19
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm10, %zmm20, %zmm20
 	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm11, %zmm13, %zmm13
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm11, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm11, %zmm16, %zmm16
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm11, %zmm17, %zmm17
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenc	%zmm11, %zmm18, %zmm18
-	vpshufd	$78, %xmm26, %xmm26
 	vaesenc	%zmm11, %zmm19, %zmm19
+	vpshufd	$78, %xmm26, %xmm26
 	vaesenc	%zmm11, %zmm20, %zmm20
 	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm13, %zmm13
 	vaesenclast	%zmm12, %zmm14, %zmm14
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenclast	%zmm12, %zmm15, %zmm15
-	vpshufd	$78, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpshufd	$78, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm17, %zmm17
 	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm18, %zmm18
@@ -23726,234 +23670,226 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm18
+	vmovdqu64	384(%rsi), %zmm17
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	448(%rsi), %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vmovdqu64	1168(%rdi), %zmm19
+	vmovdqu64	1168(%rdi), %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	1232(%rdi), %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpshufd	$78, %zmm17, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm15
-	vpshufd	$78, %zmm18, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpxorq	%zmm18, %zmm22, %zmm22
+	vpxorq	%zmm17, %zmm19, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, %zmm18, %zmm17, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm19, %zmm18, %zmm23
+	vpclmulqdq	$17, %zmm18, %zmm17, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm17
-	vpclmulqdq	$17, %zmm19, %zmm18, %zmm24
+	vpclmulqdq	$0, 2272(%rdi), %zmm19, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpclmulqdq	$0, 2272(%rdi), %zmm22, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpshufd	$78, %zmm20, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm20, %zmm25, %zmm25
-	vbroadcasti32x4	(%rdi), %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vbroadcasti32x4	(%rdi), %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm20
 	vpxorq	%zmm19, %zmm11, %zmm11
 	vpxorq	%zmm19, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm13
 	vpclmulqdq	$0, 2336(%rdi), %zmm25, %zmm21
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm26, %zmm22, %zmm22
 	vpxorq	%zmm19, %zmm14, %zmm14
-	vpxorq	%zmm26, %zmm23, %zmm23
+	vpxorq	%zmm20, %zmm23, %zmm20
 	vpxorq	%zmm19, %zmm15, %zmm15
 	vpxorq	%zmm19, %zmm16, %zmm16
-	vpxorq	%zmm20, %zmm24, %zmm20
+	vpxorq	%zmm21, %zmm24, %zmm21
 	vpxorq	%zmm19, %zmm17, %zmm17
-	vpxorq	%zmm21, %zmm22, %zmm21
+	vmovdqu64	256(%rsi), %zmm23
 	vpxorq	%zmm19, %zmm18, %zmm18
-	vmovdqu64	256(%rsi), %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
 	vbroadcasti32x4	16(%rdi), %zmm19
-	vaesenc	%zmm19, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vaesenc	%zmm19, %zmm12, %zmm12
 	vmovdqu64	320(%rsi), %zmm24
-	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
-	vaesenc	%zmm19, %zmm14, %zmm14
-	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm13, %zmm13
 	vmovdqu64	1040(%rdi), %zmm25
-	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm14, %zmm14
 	vmovdqu64	1104(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
 	vaesenc	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm27, %zmm27
 	vaesenc	%zmm19, %zmm18, %zmm18
-	vpshufd	$78, %zmm22, %zmm19
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm22, %zmm19, %zmm19
-	vmovdqu64	%zmm11, 2880(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm25, %zmm22, %zmm27
-	vpxorq	2816(%rdi), %zmm11, %zmm11
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm25, %zmm22, %zmm22
-	vmovdqu64	%zmm12, 2944(%rdi,%rax,1)
-	vpclmulqdq	$0, 2144(%rdi), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm12, %zmm12
-	vpshufd	$78, %zmm24, %zmm25
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 3008(%rdi,%rax,1)
-	vpxorq	%zmm24, %zmm25, %zmm25
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm26, %zmm24, %zmm28
-	vpxorq	2816(%rdi), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vpxorq	2816(%rdi), %zmm11, %zmm19
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vmovdqu64	%zmm19, 2880(%rdi,%rax,1)
+	vpclmulqdq	$0, 2144(%rdi), %zmm27, %zmm25
+	vpxorq	2816(%rdi), %zmm12, %zmm19
+	vmovdqu64	%zmm19, 2944(%rdi,%rax,1)
+	vpshufd	$78, %zmm24, %zmm27
+	vpxorq	2816(%rdi), %zmm13, %zmm19
+	vpxorq	%zmm24, %zmm27, %zmm27
+	vmovdqu64	%zmm19, 3008(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm26, %zmm24, %zmm29
+	vpxorq	2816(%rdi), %zmm14, %zmm19
+	vmovdqu64	%zmm19, 3072(%rdi,%rax,1)
 	vpclmulqdq	$17, %zmm26, %zmm24, %zmm24
-	vmovdqu64	%zmm14, 3072(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$0, 2208(%rdi), %zmm25, %zmm25
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
-	vmovdqu64	%zmm15, 3136(%rdi,%rax,1)
-	vpternlogd	$150, %zmm24, %zmm22, %zmm20
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpternlogd	$150, %zmm25, %zmm19, %zmm21
-	vmovdqu64	%zmm16, 3200(%rdi,%rax,1)
-	vmovdqu64	128(%rsi), %zmm19
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 3264(%rdi,%rax,1)
-	vmovdqu64	192(%rsi), %zmm22
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	912(%rdi), %zmm24
-	vmovdqu64	%zmm18, 3328(%rdi,%rax,1)
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vmovdqu64	976(%rdi), %zmm25
+	vpxorq	2816(%rdi), %zmm15, %zmm19
+	vpclmulqdq	$0, 2208(%rdi), %zmm27, %zmm26
+	vmovdqu64	%zmm19, 3136(%rdi,%rax,1)
+	vpternlogd	$150, %zmm29, %zmm28, %zmm22
+	vpxorq	2816(%rdi), %zmm16, %zmm19
+	vpternlogd	$150, %zmm24, %zmm23, %zmm20
+	vmovdqu64	%zmm19, 3200(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm19
+	vpternlogd	$150, %zmm26, %zmm25, %zmm21
+	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
+	vmovdqu64	128(%rsi), %zmm23
+	vpxorq	2816(%rdi), %zmm18, %zmm19
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm23, %zmm23
+	vmovdqu64	%zmm19, 3328(%rdi,%rax,1)
+	vmovdqu64	192(%rsi), %zmm19
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpshufd	$78, %zmm19, %zmm26
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpxorq	%zmm19, %zmm26, %zmm26
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm24, %zmm19, %zmm27
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm24, %zmm19, %zmm19
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vpclmulqdq	$0, 2016(%rdi), %zmm26, %zmm24
-	vaesenc	%zmm2, %zmm17, %zmm17
-	vaesenc	%zmm2, %zmm18, %zmm18
-	vpshufd	$78, %zmm22, %zmm26
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vpxorq	%zmm22, %zmm26, %zmm26
-	vaesenc	%zmm3, %zmm12, %zmm12
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm25, %zmm22, %zmm28
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm25, %zmm22, %zmm22
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, 2080(%rdi), %zmm26, %zmm25
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vaesenc	%zmm3, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
-	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm19, %zmm20
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vpternlogd	$150, %zmm25, %zmm24, %zmm21
-	vaesenc	%zmm4, %zmm12, %zmm12
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vmovdqu64	(%rsi), %zmm19
-	vaesenc	%zmm4, %zmm14, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	912(%rdi), %zmm24
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	976(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm24, %zmm23, %zmm27
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm23, %zmm23
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, 2016(%rdi), %zmm26, %zmm24
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufd	$78, %zmm19, %zmm26
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm26, %zmm26
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm25, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$0, 2080(%rdi), %zmm26, %zmm25
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm27, %zmm22
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm23, %zmm20
+	vaesenc	%zmm4, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm19, %zmm19
+	vpternlogd	$150, %zmm25, %zmm24, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	(%rsi), %zmm19
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vmovdqu64	64(%rsi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vmovdqu64	784(%rdi), %zmm22
 	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vmovdqu64	848(%rdi), %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpshufd	$78, %zmm19, %zmm25
+	vmovdqu64	784(%rdi), %zmm23
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm19, %zmm25, %zmm25
+	vmovdqu64	848(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm16, %zmm16
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm22, %zmm19, %zmm26
+	vpshufd	$78, %zmm19, %zmm25
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm22, %zmm19, %zmm19
+	vpxorq	%zmm19, %zmm25, %zmm25
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpclmulqdq	$0, 1888(%rdi), %zmm25, %zmm22
+	vpclmulqdq	$0, %zmm23, %zmm19, %zmm26
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpshufd	$78, %zmm0, %zmm25
+	vpclmulqdq	$17, %zmm23, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm25, %zmm25
+	vpclmulqdq	$0, 1888(%rdi), %zmm25, %zmm23
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm0, %zmm27
+	vpshufd	$78, %zmm0, %zmm25
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpclmulqdq	$0, 1952(%rdi), %zmm25, %zmm24
+	vpclmulqdq	$0, %zmm24, %zmm0, %zmm27
 	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm24, %zmm0, %zmm0
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpternlogd	$150, %zmm27, %zmm26, %zmm23
+	vpclmulqdq	$0, 1952(%rdi), %zmm25, %zmm24
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpternlogd	$150, %zmm0, %zmm19, %zmm20
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpternlogd	$150, %zmm24, %zmm22, %zmm21
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vpternlogd	$150, %zmm0, %zmm19, %zmm20
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm23, %zmm21
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpslldq	$8, %zmm21, %zmm0
+	vpternlogd	$150, %zmm20, %zmm22, %zmm21
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpslldq	$8, %zmm21, %zmm0
 	vaesenc	%zmm8, %zmm11, %zmm11
 	vaesenc	%zmm8, %zmm12, %zmm12
-	vpsrldq	$8, %zmm21, %zmm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm20, %zmm20
+	vpsrldq	$8, %zmm21, %zmm0
 	vaesenc	%zmm8, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm23, %ymm0
+	vpxorq	%zmm0, %zmm20, %zmm20
 	vaesenc	%zmm8, %zmm15, %zmm15
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm23, %ymm23
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm8, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm23, %xmm0
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm23, %xmm23
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm9, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm9, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm20, %ymm0
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm20, %ymm20
+	vextracti64x4	$1, %zmm20, %ymm0
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm20, %xmm0
+	vpxorq	%ymm0, %ymm20, %ymm20
 	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm20, %xmm0
 	vaesenc	%zmm9, %zmm16, %zmm16
 	vpxorq	%xmm0, %xmm20, %xmm20
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
-	vpshufd	$78, %xmm23, %xmm23
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm13, %zmm13
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpshufd	$78, %xmm23, %xmm23
 	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm17, %zmm17
-	vpxorq	%xmm20, %xmm23, %xmm23
+	vpxorq	%xmm20, %xmm22, %xmm22
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	vmovdqa64	%xmm23, %xmm0
+	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
 	subq	2776(%rdi), %rax
 	andq	$255, %rax
@@ -26027,250 +25963,242 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
-	vmovdqu64	384(%rsi), %zmm21
+	vmovdqu64	384(%rsi), %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vmovdqu64	448(%rsi), %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm16
-	vmovdqu64	1168(%rdi), %zmm23
+	vmovdqu64	1168(%rdi), %zmm21
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
+	vmovdqu64	1232(%rdi), %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm17
-	vmovdqu64	1232(%rdi), %zmm24
+	vpshufd	$78, %zmm20, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpshufd	$78, %zmm21, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm18
+	vpxorq	%zmm20, %zmm24, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpxorq	%zmm21, %zmm25, %zmm25
+	vpclmulqdq	$0, %zmm21, %zmm20, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm19
-	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm21, %zmm20, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm20
-	vpclmulqdq	$17, %zmm23, %zmm21, %zmm23
+	vpclmulqdq	$0, 2272(%rdi), %zmm24, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpclmulqdq	$0, 2272(%rdi), %zmm25, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm1
-	vbroadcasti32x4	(%rdi), %zmm21
 	vpshufd	$78, %zmm22, %zmm27
-	vpxorq	%zmm21, %zmm13, %zmm13
+	vbroadcasti32x4	(%rdi), %zmm21
 	vpxorq	%zmm22, %zmm27, %zmm27
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm24, %zmm22, %zmm28
+	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm23
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2336(%rdi), %zmm27, %zmm24
+	vpxorq	%zmm28, %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpxorq	%zmm28, %zmm26, %zmm26
+	vpxorq	%zmm22, %zmm26, %zmm22
 	vpxorq	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm22, %zmm23, %zmm22
+	vpxorq	%zmm23, %zmm24, %zmm23
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm24, %zmm25, %zmm23
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
 	vmovdqu64	256(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vmovdqu64	320(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	320(%rsi), %zmm25
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vmovdqu64	1040(%rdi), %zmm27
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vmovdqu64	1040(%rdi), %zmm21
-	vmovdqu64	%zmm13, 2880(%rdi,%rax,1)
-	vmovdqu64	1104(%rdi), %zmm27
-	vpxorq	2816(%rdi), %zmm13, %zmm13
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpshufd	$78, %zmm24, %zmm28
-	vmovdqu64	%zmm14, 2944(%rdi,%rax,1)
-	vpxorq	%zmm24, %zmm28, %zmm28
-	vpxorq	2816(%rdi), %zmm14, %zmm14
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm21, %zmm24, %zmm29
-	vmovdqu64	%zmm15, 3008(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm21, %zmm24, %zmm21
-	vpxorq	2816(%rdi), %zmm15, %zmm15
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, 2144(%rdi), %zmm28, %zmm24
-	vmovdqu64	%zmm16, 3072(%rdi,%rax,1)
-	vpshufd	$78, %zmm25, %zmm28
-	vpxorq	2816(%rdi), %zmm16, %zmm16
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	%zmm25, %zmm28, %zmm28
-	vmovdqu64	%zmm17, 3136(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vpxorq	2816(%rdi), %zmm17, %zmm17
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vmovdqu64	%zmm18, 3200(%rdi,%rax,1)
-	vpclmulqdq	$0, 2208(%rdi), %zmm28, %zmm27
-	vpxorq	2816(%rdi), %zmm18, %zmm18
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpternlogd	$150, %zmm30, %zmm29, %zmm26
-	vmovdqu64	%zmm19, 3264(%rdi,%rax,1)
-	vpternlogd	$150, %zmm25, %zmm21, %zmm22
-	vpxorq	2816(%rdi), %zmm19, %zmm19
-	vpxorq	2816(%rdi), %zmm20, %zmm20
-	vpternlogd	$150, %zmm27, %zmm24, %zmm23
-	vmovdqu64	%zmm20, 3328(%rdi,%rax,1)
-	vmovdqu64	128(%rsi), %zmm21
-	vpxorq	2816(%rdi), %zmm20, %zmm20
+	vmovdqu64	1104(%rdi), %zmm28
+	vpxorq	2816(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 2880(%rdi,%rax,1)
+	vpshufd	$78, %zmm24, %zmm29
+	vpxorq	2816(%rdi), %zmm14, %zmm21
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vmovdqu64	%zmm21, 2944(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vpxorq	2816(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 3008(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpxorq	2816(%rdi), %zmm16, %zmm21
+	vpclmulqdq	$0, 2144(%rdi), %zmm29, %zmm27
+	vmovdqu64	%zmm21, 3072(%rdi,%rax,1)
+	vpxorq	2816(%rdi), %zmm17, %zmm21
+	vpshufd	$78, %zmm26, %zmm29
+	vmovdqu64	%zmm21, 3136(%rdi,%rax,1)
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vpxorq	2816(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 3200(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpxorq	2816(%rdi), %zmm19, %zmm21
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vmovdqu64	%zmm21, 3264(%rdi,%rax,1)
+	vpclmulqdq	$0, 2208(%rdi), %zmm29, %zmm28
+	vpxorq	2816(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 3328(%rdi,%rax,1)
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	192(%rsi), %zmm24
 	vaesenc	%zmm2, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm2, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vmovdqu64	128(%rsi), %zmm21
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vmovdqu64	912(%rdi), %zmm25
 	vaesenc	%zmm2, %zmm18, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm19, %zmm19
-	vmovdqu64	976(%rdi), %zmm27
+	vmovdqu64	192(%rsi), %zmm24
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpshufd	$78, %zmm21, %zmm28
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpxorq	%zmm21, %zmm28, %zmm28
+	vmovdqu64	912(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vmovdqu64	976(%rdi), %zmm27
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vpshufd	$78, %zmm21, %zmm28
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm25
+	vpxorq	%zmm21, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm20, %zmm20
-	vpshufd	$78, %zmm24, %zmm28
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
 	vaesenc	%zmm4, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpxorq	%zmm24, %zmm28, %zmm28
+	vpclmulqdq	$0, 2016(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm16, %zmm16
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 2080(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vmovdqu64	(%rsi), %zmm21
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm5, %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm5, %zmm20, %zmm20
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vmovdqu64	64(%rsi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm6, %zmm15, %zmm15
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vmovdqu64	784(%rdi), %zmm24
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vmovdqu64	848(%rdi), %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm18, %zmm18
+	vmovdqu64	784(%rdi), %zmm24
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpxorq	%zmm21, %zmm27, %zmm27
+	vmovdqu64	848(%rdi), %zmm26
 	vaesenc	%zmm7, %zmm13, %zmm13
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm7, %zmm17, %zmm17
-	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpshufd	$78, %zmm0, %zmm27
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, 1888(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm7, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm27, %zmm27
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm8, %zmm13, %zmm13
-	vpclmulqdq	$0, %zmm25, %zmm0, %zmm29
 	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm25, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm8, %zmm16, %zmm16
-	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm8, %zmm18, %zmm18
-	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vpclmulqdq	$0, 1952(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm8, %zmm19, %zmm19
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm8, %zmm20, %zmm20
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm9, %zmm13, %zmm13
-	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm9, %zmm14, %zmm14
-	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm9, %zmm15, %zmm15
 	vaesenc	%zmm9, %zmm16, %zmm16
-	vpslldq	$8, %zmm23, %zmm0
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm9, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm26, %zmm26
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm9, %zmm18, %zmm18
 	vaesenc	%zmm9, %zmm19, %zmm19
-	vpsrldq	$8, %zmm23, %zmm0
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm9, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm10, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm26, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm10, %zmm15, %zmm15
-	vpxorq	%ymm0, %ymm26, %ymm26
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm10, %zmm16, %zmm16
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm10, %zmm17, %zmm17
-	vextracti32x4	$1, %ymm26, %xmm0
 	vaesenc	%zmm10, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm26, %xmm26
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm10, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm11, %zmm13, %zmm13
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm11, %zmm14, %zmm14
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm11, %zmm15, %zmm15
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm11, %zmm16, %zmm16
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm11, %zmm17, %zmm17
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm11, %zmm18, %zmm18
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenc	%zmm11, %zmm19, %zmm19
-	vpshufd	$78, %xmm26, %xmm26
 	vaesenc	%zmm11, %zmm20, %zmm20
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm26, %xmm26
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm14, %zmm14
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm26, %xmm0
 	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm12, %zmm16, %zmm16
-	vpshufd	$78, %xmm26, %xmm26
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm17, %zmm17
-	vpxorq	%xmm0, %xmm26, %xmm26
 	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm19, %zmm19
-	vpxorq	%xmm22, %xmm26, %xmm26
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm12, %zmm20, %zmm20
-	vmovdqa64	%xmm26, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
 	subq	2776(%rdi), %rax
 	andq	$255, %rax

@@ -40486,30 +40486,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -42782,30 +42774,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -48387,30 +48371,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -50683,30 +50659,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -56296,30 +56264,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm4, %zmm4
@@ -58593,30 +58553,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bs_layout2512(%rip), %zmm4, %zmm4
@@ -64758,30 +64710,22 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -69144,30 +69088,22 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpsrlq	$1, %zmm2, %zmm10
 	vpsllq	$1, %zmm3, %zmm11
 	vpternlogd	$216, .Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_m55512(%rip), %zmm10, %zmm3
@@ -73538,30 +73474,22 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%zmm11, %zmm7
 	vmovdqa64	%zmm14, %zmm8
 	vmovdqa64	%zmm15, %zmm9
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 13696(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm2, %zmm2
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 13760(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm3, %zmm3
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 13824(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm4, %zmm4
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 13888(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm5, %zmm5
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 13952(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm6, %zmm6
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 14016(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm7, %zmm7
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 14080(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm8, %zmm8
-	vpxorq	13632(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 14144(%rdi,%rax,1)
-	vpxorq	13632(%rdi), %zmm9, %zmm9
+	vpxorq	13632(%rdi), %zmm2, %zmm10
+	vmovdqu64	%zmm10, 13696(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm3, %zmm10
+	vmovdqu64	%zmm10, 13760(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm4, %zmm10
+	vmovdqu64	%zmm10, 13824(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm5, %zmm10
+	vmovdqu64	%zmm10, 13888(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm6, %zmm10
+	vmovdqu64	%zmm10, 13952(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm7, %zmm10
+	vmovdqu64	%zmm10, 14016(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm8, %zmm10
+	vmovdqu64	%zmm10, 14080(%rdi,%rax,1)
+	vpxorq	13632(%rdi), %zmm9, %zmm10
+	vmovdqu64	%zmm10, 14144(%rdi,%rax,1)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_layout2512(%rip), %zmm3, %zmm3
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bs_layout2512(%rip), %zmm4, %zmm4

@@ -8044,42 +8044,30 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm20, %zmm20
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm17, %zmm21
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vaesenc	%zmm21, %zmm10, %zmm10
@@ -8930,369 +8918,357 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
 	vmovdqu64	-64(%rcx), %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1680(%rdi), %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufd	$78, %zmm18, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm18, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufd	$78, %zmm22, %zmm27
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpxorq	%zmm22, %zmm27, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpxorq	%zmm21, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, 3360(%rdi), %zmm27, %zmm23
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$0, 3360(%rdi), %zmm27, %zmm23
+	vpxorq	%zmm28, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm12, %zmm12
 	vpxorq	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm28, %zmm24, %zmm24
+	vpxorq	%zmm22, %zmm25, %zmm22
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm22, %zmm25, %zmm22
-	vpxorq	%zmm21, %zmm16, %zmm16
 	vpxorq	%zmm23, %zmm26, %zmm23
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vmovdqu64	-256(%rcx), %zmm25
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vmovdqu64	-256(%rcx), %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vmovdqu64	-192(%rcx), %zmm26
 	vbroadcasti32x4	16(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vmovdqu64	-192(%rcx), %zmm26
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vaesenc	%zmm21, %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm10, %zmm10
 	vmovdqu64	1552(%rdi), %zmm27
-	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
 	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpshufd	$78, %zmm25, %zmm29
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vaesenc	%zmm21, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm21
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpshufd	$78, %zmm26, %zmm29
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm26, %zmm29, %zmm29
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm30
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm21, %zmm24
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vmovdqu64	-384(%rcx), %zmm25
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	-320(%rcx), %zmm26
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	1424(%rdi), %zmm27
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vmovdqu64	1488(%rdi), %zmm28
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpshufd	$78, %zmm25, %zmm29
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vpshufd	$78, %zmm26, %zmm29
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm17, %zmm21
+	vmovdqu64	-384(%rcx), %zmm25
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
+	vmovdqu64	-320(%rcx), %zmm26
+	vpxorq	3840(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
+	vmovdqu64	1424(%rdi), %zmm27
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	48(%rdi), %zmm21
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	-512(%rcx), %zmm25
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm14, %zmm14
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
 	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vmovdqu64	-448(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vmovdqu64	1296(%rdi), %zmm27
+	vmovdqu64	-512(%rcx), %zmm25
 	vbroadcasti32x4	64(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	-448(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
 	vmovdqu64	1360(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm17, %zmm17
 	vpshufd	$78, %zmm25, %zmm29
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
 	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
-	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm26, %zmm29
 	vbroadcasti32x4	80(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
 	vbroadcasti32x4	96(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
 	vmovdqu64	-640(%rcx), %zmm25
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
 	vmovdqu64	-576(%rcx), %zmm26
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm19, %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	1168(%rdi), %zmm27
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	1232(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm25, %zmm29
 	vbroadcasti32x4	112(%rdi), %zmm21
+	vmovdqu64	1168(%rdi), %zmm27
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	1232(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$0, 2784(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 2784(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm21
+	vpshufd	$78, %zmm26, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpxorq	%zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$0, 2848(%rdi), %zmm29, %zmm28
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm29
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpclmulqdq	$0, 2848(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm29, %zmm30, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm19, %zmm19
-	vmovdqu64	-768(%rcx), %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenc	%zmm2, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm27, %zmm23
 	vaesenc	%zmm3, %zmm10, %zmm10
+	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vmovdqu64	-704(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	-704(%rcx), %zmm0
 	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm3, %zmm20, %zmm20
-	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm4, %zmm9, %zmm9
+	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm27, %zmm27
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm4, %zmm20, %zmm20
 	vaesenc	%zmm5, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm10, %zmm10
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vpternlogd	$150, %zmm29, %zmm28, %zmm24
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm24, %zmm23
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
 	vaesenc	%zmm6, %zmm9, %zmm9
+	vpternlogd	$150, %zmm22, %zmm24, %zmm23
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpsrldq	$8, %zmm23, %zmm0
+	vpxorq	%zmm0, %zmm24, %zmm24
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vextracti64x4	$1, %zmm24, %ymm0
 	vaesenc	%zmm6, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm24, %ymm0
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpxorq	%ymm0, %ymm24, %ymm24
 	vaesenc	%zmm6, %zmm20, %zmm20
+	vpxorq	%ymm0, %ymm24, %ymm24
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm24, %xmm0
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vextracti32x4	$1, %ymm24, %xmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm24, %xmm24
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpshufd	$78, %xmm24, %xmm24
 	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpshufd	$78, %xmm24, %xmm24
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm24, %xmm24
 	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm24, %xmm24
 	vaesenclast	%zmm8, %zmm13, %zmm13
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm24, %xmm0
 	vaesenclast	%zmm8, %zmm14, %zmm14
@@ -19724,42 +19700,30 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm20, %zmm20
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm17, %zmm21
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vaesenc	%zmm21, %zmm10, %zmm10
@@ -20451,333 +20415,321 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vmovdqu64	-64(%rcx), %zmm20
+	vmovdqu64	-64(%rcx), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x2(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vmovdqu64	1680(%rdi), %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	1744(%rdi), %zmm21
+	vmovdqu64	1744(%rdi), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufd	$78, %zmm16, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpxorq	%zmm16, %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
+	vpshufd	$78, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
-	vpshufd	$78, %zmm20, %zmm25
+	vpxorq	%zmm19, %zmm24, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpxorq	%zmm20, %zmm25, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
-	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
+	vpxorq	%zmm25, %zmm21, %zmm25
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vpxorq	%zmm24, %zmm23, %zmm23
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpxorq	%zmm27, %zmm23, %zmm23
 	vpxorq	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm25, %zmm24, %zmm24
+	vmovdqu64	-256(%rcx), %zmm24
 	vpxorq	%zmm21, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm11, %zmm11
-	vmovdqu64	-256(%rcx), %zmm25
 	vpxorq	%zmm21, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vpxorq	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	-192(%rcx), %zmm26
-	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	1552(%rdi), %zmm27
-	vpxorq	%zmm21, %zmm17, %zmm17
-	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
 	vmovdqu64	1616(%rdi), %zmm28
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpshufd	$78, %zmm24, %zmm29
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpshufd	$78, %zmm25, %zmm29
 	vpxorq	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm25, %zmm29, %zmm29
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm26, %zmm29
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm26, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vaesenc	%zmm21, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
-	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm16, %zmm16
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm22
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpternlogd	$150, %zmm26, %zmm25, %zmm23
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vmovdqu64	-384(%rcx), %zmm21
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vmovdqu64	-320(%rcx), %zmm25
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vmovdqu64	1424(%rdi), %zmm26
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	1488(%rdi), %zmm27
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpshufd	$78, %zmm21, %zmm28
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpxorq	%zmm21, %zmm28, %zmm28
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vpclmulqdq	$0, 3040(%rdi), %zmm28, %zmm26
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpshufd	$78, %zmm25, %zmm28
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	%zmm25, %zmm28, %zmm28
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpclmulqdq	$0, 3104(%rdi), %zmm28, %zmm27
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpternlogd	$150, %zmm30, %zmm29, %zmm22
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm25, %zmm21, %zmm23
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpternlogd	$150, %zmm27, %zmm26, %zmm24
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	-512(%rcx), %zmm25
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	-448(%rcx), %zmm26
-	vbroadcasti32x4	32(%rdi), %zmm21
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vmovdqu64	-384(%rcx), %zmm24
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vmovdqu64	-320(%rcx), %zmm26
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm9, %zmm9
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vmovdqu64	1296(%rdi), %zmm27
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vmovdqu64	1360(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
-	vpshufd	$78, %zmm25, %zmm29
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	1424(%rdi), %zmm27
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	1488(%rdi), %zmm28
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpshufd	$78, %zmm24, %zmm29
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vpxorq	3840(%rdi), %zmm17, %zmm21
 	vpshufd	$78, %zmm26, %zmm29
-	vbroadcasti32x4	48(%rdi), %zmm21
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
 	vpxorq	%zmm26, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm9, %zmm9
-	vaesenc	%zmm21, %zmm10, %zmm10
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
-	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	3840(%rdi), %zmm19, %zmm21
 	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	-512(%rcx), %zmm24
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	-448(%rcx), %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm31, %zmm30, %zmm22
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vmovdqu64	-640(%rcx), %zmm25
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm2, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vmovdqu64	-576(%rcx), %zmm21
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vmovdqu64	1168(%rdi), %zmm26
+	vmovdqu64	-640(%rcx), %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	1232(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpshufd	$78, %zmm25, %zmm28
+	vmovdqu64	-576(%rcx), %zmm24
 	vaesenc	%zmm2, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpxorq	%zmm25, %zmm28, %zmm28
+	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm19, %zmm19
+	vmovdqu64	1232(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm26, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm28
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
+	vpxorq	%zmm21, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm10, %zmm10
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpshufd	$78, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpxorq	%zmm21, %zmm28, %zmm28
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm21, %zmm30
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm27, %zmm21, %zmm21
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm22
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm3, %zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm25, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm9, %zmm9
-	vpternlogd	$150, %zmm27, %zmm26, %zmm24
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vmovdqu64	-768(%rcx), %zmm21
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vmovdqu64	-704(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	-704(%rcx), %zmm0
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vmovdqu64	1104(%rdi), %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm5, %zmm9, %zmm9
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm10, %zmm10
-	vpxorq	%zmm21, %zmm27, %zmm27
+	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm27, %zmm27
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm5, %zmm19, %zmm19
-	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpternlogd	$150, %zmm29, %zmm28, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm21, %zmm23
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm25, %zmm24
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm23, %zmm22, %zmm24
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpslldq	$8, %zmm24, %zmm0
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm6, %zmm19, %zmm19
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpsrldq	$8, %zmm24, %zmm0
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm23, %ymm0
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm7, %zmm19, %zmm19
-	vextracti32x4	$1, %ymm23, %xmm0
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
-	vaesenclast	%zmm8, %zmm11, %zmm11
-	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpshufd	$78, %xmm22, %xmm22
-	vaesenclast	%zmm8, %zmm13, %zmm13
 	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm8, %zmm13, %zmm13
 	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpshufd	$78, %xmm22, %xmm22
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm23, %xmm22, %xmm22
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm22, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
 	subq	3800(%rdi), %rax
 	andq	$255, %rax
@@ -30567,42 +30519,30 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm20, %zmm20
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm17, %zmm21
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
 	vbroadcasti32x4	32(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vaesenc	%zmm21, %zmm10, %zmm10
@@ -31377,342 +31317,330 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x3(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	1680(%rdi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1744(%rdi), %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm17, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x6(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x7(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm21, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x11(%rip), %zmm1, %zmm20
-	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
-	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm27, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
-	vpxorq	%zmm21, %zmm11, %zmm11
 	vpxorq	%zmm22, %zmm24, %zmm22
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm26, %zmm25, %zmm24
 	vpxorq	%zmm21, %zmm12, %zmm12
 	vpxorq	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm25, %zmm24
-	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	-256(%rcx), %zmm25
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm15, %zmm15
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vpxorq	%zmm21, %zmm17, %zmm17
-	vpxorq	%zmm21, %zmm18, %zmm18
 	vmovdqu64	-192(%rcx), %zmm26
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm18, %zmm18
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vbroadcasti32x4	16(%rdi), %zmm21
 	vmovdqu64	1552(%rdi), %zmm27
-	vaesenc	%zmm21, %zmm9, %zmm9
-	vaesenc	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm20, %zmm20
 	vmovdqu64	1616(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vpshufd	$78, %zmm25, %zmm29
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm26, %zmm21
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm26, %zmm21, %zmm21
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm29
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$0, 3232(%rdi), %zmm21, %zmm21
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm30, %zmm23
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vpternlogd	$150, %zmm21, %zmm27, %zmm24
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	-384(%rcx), %zmm21
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	-320(%rcx), %zmm25
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	1424(%rdi), %zmm26
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	1488(%rdi), %zmm27
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpshufd	$78, %zmm21, %zmm28
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpxorq	%zmm21, %zmm28, %zmm28
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm26, %zmm21, %zmm26
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpclmulqdq	$0, 3040(%rdi), %zmm28, %zmm28
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpshufd	$78, %zmm25, %zmm30
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	%zmm25, %zmm30, %zmm30
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm31
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vbroadcasti32x4	32(%rdi), %zmm21
-	vpclmulqdq	$0, 3104(%rdi), %zmm30, %zmm27
+	vbroadcasti32x4	16(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm31, %zmm29, %zmm23
 	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm27, %zmm28, %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vmovdqu64	-512(%rcx), %zmm25
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	-448(%rcx), %zmm26
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	-384(%rcx), %zmm25
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vmovdqu64	-320(%rcx), %zmm26
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vmovdqu64	1424(%rdi), %zmm27
+	vpxorq	3840(%rdi), %zmm17, %zmm21
+	vmovdqu64	1488(%rdi), %zmm28
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vpshufd	$78, %zmm25, %zmm29
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vpxorq	3840(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vmovdqu64	1296(%rdi), %zmm27
+	vmovdqu64	-512(%rcx), %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vmovdqu64	1360(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vpshufd	$78, %zmm25, %zmm29
-	vaesenc	%zmm21, %zmm13, %zmm13
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm26, %zmm29
-	vbroadcasti32x4	64(%rdi), %zmm21
-	vaesenc	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm26, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm13, %zmm13
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm31, %zmm30, %zmm23
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
-	vaesenc	%zmm21, %zmm20, %zmm20
-	vmovdqu64	-640(%rcx), %zmm25
-	vbroadcasti32x4	80(%rdi), %zmm21
-	vaesenc	%zmm21, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vmovdqu64	-576(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vmovdqu64	-448(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vmovdqu64	1168(%rdi), %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	-640(%rcx), %zmm25
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	1232(%rdi), %zmm28
+	vmovdqu64	-576(%rcx), %zmm26
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpshufd	$78, %zmm25, %zmm29
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpxorq	%zmm25, %zmm29, %zmm29
+	vmovdqu64	1168(%rdi), %zmm27
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm21
+	vmovdqu64	1232(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vpshufd	$78, %zmm25, %zmm28
 	vaesenc	%zmm2, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$0, 2784(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpshufd	$78, %zmm26, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpxorq	%zmm26, %zmm29, %zmm29
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm30
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpshufd	$78, %zmm26, %zmm28
 	vaesenc	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm26, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpclmulqdq	$0, 2848(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm3, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm21, %zmm26, %zmm30
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm30, %zmm21, %zmm23
+	vpclmulqdq	$17, %zmm21, %zmm26, %zmm21
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm23
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vmovdqu64	-768(%rcx), %zmm21
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vmovdqu64	-768(%rcx), %zmm21
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm20, %zmm20
-	vmovdqu64	-704(%rcx), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm10, %zmm10
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	-704(%rcx), %zmm0
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vmovdqu64	1104(%rdi), %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpshufd	$78, %zmm21, %zmm27
+	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
 	vaesenc	%zmm5, %zmm9, %zmm9
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm5, %zmm10, %zmm10
-	vpshufd	$78, %zmm0, %zmm27
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm19, %zmm19
-	vpternlogd	$150, %zmm29, %zmm28, %zmm23
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm9, %zmm9
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm25, %zmm24
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpternlogd	$150, %zmm22, %zmm23, %zmm24
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpslldq	$8, %zmm24, %zmm0
+	vpternlogd	$150, %zmm22, %zmm23, %zmm24
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpsrldq	$8, %zmm24, %zmm0
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm23, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm23, %ymm23
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm23, %xmm0
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm7, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm19, %zmm19
-	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
 	vpshufd	$78, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_encrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenclast	%zmm8, %zmm15, %zmm15
@@ -42224,369 +42152,357 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
 	vmovdqu64	704(%rsi), %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm22, %zmm22
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1680(%rdi), %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vmovdqu64	1744(%rdi), %zmm23
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
 	vpshufd	$78, %zmm18, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm18, %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$0, %zmm19, %zmm18, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$17, %zmm19, %zmm18, %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
 	vpclmulqdq	$0, 3296(%rdi), %zmm20, %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
+	vpshufd	$78, %zmm22, %zmm27
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
-	vpshufd	$78, %zmm22, %zmm27
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpxorq	%zmm22, %zmm27, %zmm27
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vpclmulqdq	$0, %zmm23, %zmm22, %zmm28
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpxorq	%zmm21, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm23, %zmm22, %zmm22
+	vpxorq	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, 3360(%rdi), %zmm27, %zmm23
 	vpxorq	%zmm21, %zmm10, %zmm10
 	vpxorq	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$0, 3360(%rdi), %zmm27, %zmm23
+	vpxorq	%zmm28, %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm12, %zmm12
 	vpxorq	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm28, %zmm24, %zmm24
+	vpxorq	%zmm22, %zmm25, %zmm22
 	vpxorq	%zmm21, %zmm14, %zmm14
 	vpxorq	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm22, %zmm25, %zmm22
-	vpxorq	%zmm21, %zmm16, %zmm16
 	vpxorq	%zmm23, %zmm26, %zmm23
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vmovdqu64	512(%rsi), %zmm25
 	vpxorq	%zmm21, %zmm17, %zmm17
 	vpxorq	%zmm21, %zmm18, %zmm18
-	vmovdqu64	512(%rsi), %zmm25
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm19, %zmm19
 	vpxorq	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vmovdqu64	576(%rsi), %zmm26
 	vbroadcasti32x4	16(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vmovdqu64	576(%rsi), %zmm26
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vaesenc	%zmm21, %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm10, %zmm10
 	vmovdqu64	1552(%rdi), %zmm27
-	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
 	vmovdqu64	1616(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpshufd	$78, %zmm25, %zmm29
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vaesenc	%zmm21, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm21
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpshufd	$78, %zmm26, %zmm29
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpxorq	%zmm26, %zmm29, %zmm29
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm30
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpternlogd	$150, %zmm30, %zmm21, %zmm24
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vmovdqu64	384(%rsi), %zmm25
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	448(%rsi), %zmm26
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	1424(%rdi), %zmm27
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vmovdqu64	1488(%rdi), %zmm28
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpshufd	$78, %zmm25, %zmm29
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vbroadcasti32x4	32(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
 	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vpshufd	$78, %zmm26, %zmm29
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm17, %zmm21
+	vmovdqu64	384(%rsi), %zmm25
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
+	vmovdqu64	448(%rsi), %zmm26
+	vpxorq	3840(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
+	vmovdqu64	1424(%rdi), %zmm27
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vmovdqu64	1488(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm9, %zmm9
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm20, %zmm20
 	vbroadcasti32x4	48(%rdi), %zmm21
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
 	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vmovdqu64	256(%rsi), %zmm25
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm14, %zmm14
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
 	vaesenc	%zmm21, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vmovdqu64	320(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vmovdqu64	1296(%rdi), %zmm27
+	vmovdqu64	256(%rsi), %zmm25
 	vbroadcasti32x4	64(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	320(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
 	vmovdqu64	1360(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm17, %zmm17
 	vpshufd	$78, %zmm25, %zmm29
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
 	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
-	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm26, %zmm29
 	vbroadcasti32x4	80(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
 	vbroadcasti32x4	96(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm31, %zmm30, %zmm24
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
 	vmovdqu64	128(%rsi), %zmm25
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vaesenc	%zmm21, %zmm11, %zmm11
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
 	vmovdqu64	192(%rsi), %zmm26
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm19, %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	1168(%rdi), %zmm27
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	1232(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm25, %zmm29
 	vbroadcasti32x4	112(%rdi), %zmm21
+	vmovdqu64	1168(%rdi), %zmm27
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm10, %zmm10
+	vmovdqu64	1232(%rdi), %zmm28
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$0, 2784(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 2784(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm21
+	vpshufd	$78, %zmm26, %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpxorq	%zmm26, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$0, 2848(%rdi), %zmm29, %zmm28
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm29
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpternlogd	$150, %zmm21, %zmm30, %zmm24
 	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpclmulqdq	$0, 2848(%rdi), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpternlogd	$150, %zmm29, %zmm30, %zmm24
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vaesenc	%zmm2, %zmm19, %zmm19
-	vmovdqu64	(%rsi), %zmm21
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenc	%zmm2, %zmm20, %zmm20
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm27, %zmm23
 	vaesenc	%zmm3, %zmm10, %zmm10
+	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vmovdqu64	64(%rsi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm3, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm3, %zmm20, %zmm20
-	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm4, %zmm9, %zmm9
+	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm4, %zmm11, %zmm11
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm27, %zmm27
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm4, %zmm20, %zmm20
 	vaesenc	%zmm5, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm10, %zmm10
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpternlogd	$150, %zmm29, %zmm28, %zmm24
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm5, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
+	vpternlogd	$150, %zmm29, %zmm28, %zmm24
 	vaesenc	%zmm5, %zmm17, %zmm17
 	vaesenc	%zmm5, %zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm5, %zmm19, %zmm19
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm24, %zmm23
+	vpternlogd	$150, %zmm26, %zmm25, %zmm23
 	vaesenc	%zmm6, %zmm9, %zmm9
+	vpternlogd	$150, %zmm22, %zmm24, %zmm23
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm24, %zmm24
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm6, %zmm12, %zmm12
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpsrldq	$8, %zmm23, %zmm0
+	vpxorq	%zmm0, %zmm24, %zmm24
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vextracti64x4	$1, %zmm24, %ymm0
 	vaesenc	%zmm6, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm24, %ymm0
 	vaesenc	%zmm6, %zmm19, %zmm19
-	vpxorq	%ymm0, %ymm24, %ymm24
 	vaesenc	%zmm6, %zmm20, %zmm20
+	vpxorq	%ymm0, %ymm24, %ymm24
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm24, %xmm0
 	vaesenc	%zmm7, %zmm10, %zmm10
-	vpxorq	%xmm0, %xmm24, %xmm24
+	vextracti32x4	$1, %ymm24, %xmm0
 	vaesenc	%zmm7, %zmm11, %zmm11
+	vpxorq	%xmm0, %xmm24, %xmm24
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm7, %zmm19, %zmm19
 	vaesenc	%zmm7, %zmm20, %zmm20
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpshufd	$78, %xmm24, %xmm24
 	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpshufd	$78, %xmm24, %xmm24
 	vaesenclast	%zmm8, %zmm11, %zmm11
-	vpxorq	%xmm0, %xmm24, %xmm24
 	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpxorq	%xmm0, %xmm24, %xmm24
 	vaesenclast	%zmm8, %zmm13, %zmm13
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm24, %xmm0
 	vaesenclast	%zmm8, %zmm14, %zmm14
@@ -46060,333 +45976,321 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x1(%rip), %zmm1, %zmm10
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm10, %zmm10
-	vmovdqu64	704(%rsi), %zmm20
+	vmovdqu64	704(%rsi), %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x2(%rip), %zmm1, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vmovdqu64	1680(%rdi), %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
-	vmovdqu64	1744(%rdi), %zmm21
+	vmovdqu64	1744(%rdi), %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpshufd	$78, %zmm16, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
 	vpxorq	%zmm16, %zmm18, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm17, %zmm16, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
-	vpclmulqdq	$0, %zmm17, %zmm16, %zmm22
+	vpclmulqdq	$17, %zmm17, %zmm16, %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm17, %zmm16, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
+	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm23
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
-	vpclmulqdq	$0, 3296(%rdi), %zmm18, %zmm24
+	vpshufd	$78, %zmm19, %zmm24
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
-	vpshufd	$78, %zmm20, %zmm25
+	vpxorq	%zmm19, %zmm24, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
-	vpxorq	%zmm20, %zmm25, %zmm25
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm21, %zmm20, %zmm26
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
-	vpclmulqdq	$17, %zmm21, %zmm20, %zmm27
+	vpclmulqdq	$0, 3360(%rdi), %zmm24, %zmm24
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
-	vpclmulqdq	$0, 3360(%rdi), %zmm25, %zmm25
+	vpxorq	%zmm25, %zmm21, %zmm25
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm26, %zmm22, %zmm22
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
+	vpxorq	%zmm24, %zmm23, %zmm23
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpxorq	%zmm27, %zmm23, %zmm23
 	vpxorq	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm25, %zmm24, %zmm24
+	vmovdqu64	512(%rsi), %zmm24
 	vpxorq	%zmm21, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm21, %zmm11, %zmm11
-	vmovdqu64	512(%rsi), %zmm25
 	vpxorq	%zmm21, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vpxorq	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	576(%rsi), %zmm26
-	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm13, %zmm13
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	1552(%rdi), %zmm27
-	vpxorq	%zmm21, %zmm17, %zmm17
-	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
 	vmovdqu64	1616(%rdi), %zmm28
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpshufd	$78, %zmm24, %zmm29
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm24, %zmm29, %zmm29
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpshufd	$78, %zmm25, %zmm29
 	vpxorq	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vbroadcasti32x4	16(%rdi), %zmm21
-	vpxorq	%zmm25, %zmm29, %zmm29
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm12, %zmm12
 	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpshufd	$78, %zmm26, %zmm29
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpxorq	%zmm26, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vaesenc	%zmm21, %zmm17, %zmm17
 	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
-	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm15, %zmm15
 	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm16, %zmm16
 	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpternlogd	$150, %zmm31, %zmm30, %zmm22
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpternlogd	$150, %zmm26, %zmm25, %zmm23
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vmovdqu64	384(%rsi), %zmm21
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vmovdqu64	448(%rsi), %zmm25
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vmovdqu64	1424(%rdi), %zmm26
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	1488(%rdi), %zmm27
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpshufd	$78, %zmm21, %zmm28
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpxorq	%zmm21, %zmm28, %zmm28
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vpclmulqdq	$0, 3040(%rdi), %zmm28, %zmm26
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vpshufd	$78, %zmm25, %zmm28
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpxorq	%zmm25, %zmm28, %zmm28
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpclmulqdq	$0, 3104(%rdi), %zmm28, %zmm27
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpternlogd	$150, %zmm30, %zmm29, %zmm22
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpternlogd	$150, %zmm25, %zmm21, %zmm23
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpternlogd	$150, %zmm27, %zmm26, %zmm24
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	256(%rsi), %zmm25
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	320(%rsi), %zmm26
-	vbroadcasti32x4	32(%rdi), %zmm21
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vmovdqu64	384(%rsi), %zmm24
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vmovdqu64	448(%rsi), %zmm26
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm9, %zmm9
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vmovdqu64	1296(%rdi), %zmm27
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vmovdqu64	1360(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
-	vpshufd	$78, %zmm25, %zmm29
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	1424(%rdi), %zmm27
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	1488(%rdi), %zmm28
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpshufd	$78, %zmm24, %zmm29
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vpxorq	3840(%rdi), %zmm17, %zmm21
 	vpshufd	$78, %zmm26, %zmm29
-	vbroadcasti32x4	48(%rdi), %zmm21
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
 	vpxorq	%zmm26, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm9, %zmm9
-	vaesenc	%zmm21, %zmm10, %zmm10
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
 	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
-	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	3840(%rdi), %zmm19, %zmm21
 	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vmovdqu64	256(%rsi), %zmm24
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vmovdqu64	320(%rsi), %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vbroadcasti32x4	48(%rdi), %zmm21
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm12, %zmm12
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vpternlogd	$150, %zmm31, %zmm30, %zmm22
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vpternlogd	$150, %zmm26, %zmm25, %zmm23
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vmovdqu64	128(%rsi), %zmm25
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpternlogd	$150, %zmm31, %zmm30, %zmm25
 	vaesenc	%zmm2, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vmovdqu64	192(%rsi), %zmm21
+	vpternlogd	$150, %zmm28, %zmm27, %zmm23
 	vaesenc	%zmm2, %zmm11, %zmm11
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vmovdqu64	1168(%rdi), %zmm26
+	vmovdqu64	128(%rsi), %zmm21
 	vaesenc	%zmm2, %zmm13, %zmm13
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm14, %zmm14
-	vmovdqu64	1232(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpshufd	$78, %zmm25, %zmm28
+	vmovdqu64	192(%rsi), %zmm24
 	vaesenc	%zmm2, %zmm16, %zmm16
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm24, %zmm24
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpxorq	%zmm25, %zmm28, %zmm28
+	vmovdqu64	1168(%rdi), %zmm26
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$0, %zmm26, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm19, %zmm19
+	vmovdqu64	1232(%rdi), %zmm27
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm26, %zmm25, %zmm25
+	vpshufd	$78, %zmm21, %zmm28
 	vaesenc	%zmm3, %zmm9, %zmm9
-	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
+	vpxorq	%zmm21, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm10, %zmm10
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpshufd	$78, %zmm21, %zmm28
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
 	vaesenc	%zmm3, %zmm12, %zmm12
-	vpxorq	%zmm21, %zmm28, %zmm28
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm3, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm27, %zmm21, %zmm30
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm27, %zmm21, %zmm21
+	vpshufd	$78, %zmm24, %zmm28
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
+	vpxorq	%zmm24, %zmm28, %zmm28
 	vaesenc	%zmm3, %zmm17, %zmm17
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpternlogd	$150, %zmm30, %zmm29, %zmm22
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
 	vaesenc	%zmm3, %zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm25, %zmm23
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
 	vaesenc	%zmm3, %zmm20, %zmm20
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm4, %zmm9, %zmm9
-	vpternlogd	$150, %zmm27, %zmm26, %zmm24
 	vaesenc	%zmm4, %zmm10, %zmm10
-	vmovdqu64	(%rsi), %zmm21
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
 	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
+	vpternlogd	$150, %zmm27, %zmm26, %zmm23
 	vaesenc	%zmm4, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm4, %zmm15, %zmm15
-	vmovdqu64	64(%rsi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm18, %zmm18
-	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vmovdqu64	1104(%rdi), %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm20, %zmm20
-	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm5, %zmm9, %zmm9
+	vmovdqu64	1040(%rdi), %zmm24
 	vaesenc	%zmm5, %zmm10, %zmm10
-	vpxorq	%zmm21, %zmm27, %zmm27
+	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm5, %zmm11, %zmm11
-	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm5, %zmm12, %zmm12
 	vaesenc	%zmm5, %zmm13, %zmm13
-	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
 	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm16, %zmm16
-	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm27, %zmm27
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm24
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm5, %zmm19, %zmm19
-	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm6, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm6, %zmm11, %zmm11
-	vpternlogd	$150, %zmm29, %zmm28, %zmm22
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpternlogd	$150, %zmm0, %zmm21, %zmm23
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
 	vaesenc	%zmm6, %zmm14, %zmm14
-	vpternlogd	$150, %zmm26, %zmm25, %zmm24
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpternlogd	$150, %zmm23, %zmm22, %zmm24
 	vaesenc	%zmm6, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm24, %zmm23
 	vaesenc	%zmm6, %zmm17, %zmm17
-	vpslldq	$8, %zmm24, %zmm0
+	vpternlogd	$150, %zmm22, %zmm25, %zmm23
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm6, %zmm19, %zmm19
+	vpslldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vpsrldq	$8, %zmm24, %zmm0
+	vpxorq	%zmm0, %zmm25, %zmm25
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpsrldq	$8, %zmm23, %zmm0
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm12, %zmm12
-	vpxorq	%ymm0, %ymm22, %ymm22
+	vextracti64x4	$1, %zmm25, %ymm0
 	vaesenc	%zmm7, %zmm13, %zmm13
+	vpxorq	%ymm0, %ymm25, %ymm25
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm15, %zmm15
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vextracti32x4	$1, %ymm25, %xmm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vextracti64x4	$1, %zmm23, %ymm0
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenc	%zmm7, %zmm17, %zmm17
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm18, %zmm18
-	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm7, %zmm19, %zmm19
-	vextracti32x4	$1, %ymm23, %xmm0
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm10, %zmm10
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
-	vaesenclast	%zmm8, %zmm11, %zmm11
-	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpshufd	$78, %xmm22, %xmm22
-	vaesenclast	%zmm8, %zmm13, %zmm13
 	vpxorq	%xmm0, %xmm22, %xmm22
+	vaesenclast	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
+	vaesenclast	%zmm8, %zmm12, %zmm12
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm8, %zmm13, %zmm13
 	vaesenclast	%zmm8, %zmm14, %zmm14
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm15, %zmm15
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm22, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm25, %xmm0
 	vaesenclast	%zmm8, %zmm16, %zmm16
-	vpshufd	$78, %xmm22, %xmm22
+	vpshufd	$78, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm17, %zmm17
 	vaesenclast	%zmm8, %zmm18, %zmm18
-	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm19, %zmm19
-	vpxorq	%xmm23, %xmm22, %xmm22
+	vpxorq	%xmm22, %xmm25, %xmm25
 	vaesenclast	%zmm8, %zmm20, %zmm20
-	vmovdqa64	%xmm22, %xmm0
+	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
 	subq	3800(%rdi), %rax
 	andq	$255, %rax
@@ -49646,342 +49550,330 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm11, %zmm11
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x3(%rip), %zmm1, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vmovdqu64	1680(%rdi), %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm12, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x4(%rip), %zmm1, %zmm13
 	vmovdqu64	1744(%rdi), %zmm22
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm13, %zmm13
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufd	$78, %zmm17, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x5(%rip), %zmm1, %zmm14
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm14, %zmm14
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
 	vpxorq	%zmm17, %zmm19, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x6(%rip), %zmm1, %zmm15
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm15, %zmm15
 	vpclmulqdq	$0, %zmm18, %zmm17, %zmm23
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x7(%rip), %zmm1, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpclmulqdq	$17, %zmm18, %zmm17, %zmm24
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm16, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x8(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpclmulqdq	$0, 3296(%rdi), %zmm19, %zmm25
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm17, %zmm17
 	vpshufd	$78, %zmm21, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x9(%rip), %zmm1, %zmm18
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm18, %zmm18
-	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
 	vpxorq	%zmm21, %zmm26, %zmm26
+	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x10(%rip), %zmm1, %zmm19
+	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm19, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x11(%rip), %zmm1, %zmm20
-	vpclmulqdq	$0, %zmm22, %zmm21, %zmm27
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
 	vpclmulqdq	$17, %zmm22, %zmm21, %zmm22
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm20, %zmm20
+	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
 	vpaddd	.Laesgen_vaes512_gcm_r1_decrypt_data_step4x12(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	(%rdi), %zmm21
-	vpclmulqdq	$0, 3360(%rdi), %zmm26, %zmm26
-	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm27, %zmm23, %zmm23
+	vpxorq	%zmm21, %zmm9, %zmm9
 	vpxorq	%zmm21, %zmm10, %zmm10
-	vpxorq	%zmm21, %zmm11, %zmm11
 	vpxorq	%zmm22, %zmm24, %zmm22
+	vpxorq	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm26, %zmm25, %zmm24
 	vpxorq	%zmm21, %zmm12, %zmm12
 	vpxorq	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm26, %zmm25, %zmm24
-	vpxorq	%zmm21, %zmm14, %zmm14
 	vmovdqu64	512(%rsi), %zmm25
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vpxorq	%zmm21, %zmm15, %zmm15
 	vpxorq	%zmm21, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vpxorq	%zmm21, %zmm17, %zmm17
-	vpxorq	%zmm21, %zmm18, %zmm18
 	vmovdqu64	576(%rsi), %zmm26
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	%zmm21, %zmm18, %zmm18
 	vpxorq	%zmm21, %zmm19, %zmm19
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vbroadcasti32x4	16(%rdi), %zmm21
 	vmovdqu64	1552(%rdi), %zmm27
-	vaesenc	%zmm21, %zmm9, %zmm9
-	vaesenc	%zmm21, %zmm10, %zmm10
+	vpxorq	%zmm21, %zmm20, %zmm20
 	vmovdqu64	1616(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vpshufd	$78, %zmm25, %zmm29
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vaesenc	%zmm21, %zmm13, %zmm13
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm26, %zmm21
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpxorq	%zmm26, %zmm21, %zmm21
-	vmovdqu64	%zmm9, 3904(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm29
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
-	vmovdqu64	%zmm10, 3968(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vpclmulqdq	$0, 3232(%rdi), %zmm21, %zmm21
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vmovdqu64	%zmm11, 4032(%rdi,%rax,1)
-	vpternlogd	$150, %zmm29, %zmm30, %zmm23
-	vpxorq	3840(%rdi), %zmm11, %zmm11
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 4096(%rdi,%rax,1)
-	vpternlogd	$150, %zmm21, %zmm27, %zmm24
-	vpxorq	3840(%rdi), %zmm12, %zmm12
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	384(%rsi), %zmm21
-	vmovdqu64	%zmm13, 4160(%rdi,%rax,1)
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
-	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	448(%rsi), %zmm25
-	vmovdqu64	%zmm14, 4224(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	1424(%rdi), %zmm26
-	vmovdqu64	%zmm15, 4288(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	1488(%rdi), %zmm27
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 4352(%rdi,%rax,1)
-	vpshufd	$78, %zmm21, %zmm28
-	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vpxorq	%zmm21, %zmm28, %zmm28
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 4416(%rdi,%rax,1)
-	vpclmulqdq	$0, %zmm26, %zmm21, %zmm29
-	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm26, %zmm21, %zmm26
-	vmovdqu64	%zmm18, 4480(%rdi,%rax,1)
-	vpclmulqdq	$0, 3040(%rdi), %zmm28, %zmm28
-	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpshufd	$78, %zmm25, %zmm30
-	vmovdqu64	%zmm19, 4544(%rdi,%rax,1)
-	vpxorq	%zmm25, %zmm30, %zmm30
-	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm31
-	vmovdqu64	%zmm20, 4608(%rdi,%rax,1)
-	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vbroadcasti32x4	32(%rdi), %zmm21
-	vpclmulqdq	$0, 3104(%rdi), %zmm30, %zmm27
+	vbroadcasti32x4	16(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufd	$78, %zmm25, %zmm29
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vpternlogd	$150, %zmm31, %zmm29, %zmm23
 	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
 	vaesenc	%zmm21, %zmm13, %zmm13
-	vpternlogd	$150, %zmm27, %zmm28, %zmm24
 	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
-	vmovdqu64	256(%rsi), %zmm25
+	vpclmulqdq	$0, 3168(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm21, %zmm16, %zmm16
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vpshufd	$78, %zmm26, %zmm29
 	vaesenc	%zmm21, %zmm18, %zmm18
-	vmovdqu64	320(%rsi), %zmm26
+	vpxorq	%zmm26, %zmm29, %zmm29
 	vaesenc	%zmm21, %zmm19, %zmm19
 	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vpxorq	3840(%rdi), %zmm9, %zmm21
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vmovdqu64	%zmm21, 3904(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm10, %zmm21
+	vpclmulqdq	$0, 3232(%rdi), %zmm29, %zmm28
+	vmovdqu64	%zmm21, 3968(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm11, %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vmovdqu64	%zmm21, 4032(%rdi,%rax,1)
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vpxorq	3840(%rdi), %zmm12, %zmm21
+	vmovdqu64	%zmm21, 4096(%rdi,%rax,1)
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vpxorq	3840(%rdi), %zmm13, %zmm21
+	vmovdqu64	384(%rsi), %zmm25
+	vmovdqu64	%zmm21, 4160(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm14, %zmm21
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
+	vmovdqu64	%zmm21, 4224(%rdi,%rax,1)
+	vmovdqu64	448(%rsi), %zmm26
+	vpxorq	3840(%rdi), %zmm15, %zmm21
+	vmovdqu64	%zmm21, 4288(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vpxorq	3840(%rdi), %zmm16, %zmm21
+	vmovdqu64	%zmm21, 4352(%rdi,%rax,1)
+	vmovdqu64	1424(%rdi), %zmm27
+	vpxorq	3840(%rdi), %zmm17, %zmm21
+	vmovdqu64	1488(%rdi), %zmm28
+	vmovdqu64	%zmm21, 4416(%rdi,%rax,1)
+	vpxorq	3840(%rdi), %zmm18, %zmm21
+	vpshufd	$78, %zmm25, %zmm29
+	vmovdqu64	%zmm21, 4480(%rdi,%rax,1)
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vpxorq	3840(%rdi), %zmm19, %zmm21
+	vmovdqu64	%zmm21, 4544(%rdi,%rax,1)
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vpxorq	3840(%rdi), %zmm20, %zmm21
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vmovdqu64	%zmm21, 4608(%rdi,%rax,1)
+	vbroadcasti32x4	32(%rdi), %zmm21
+	vpclmulqdq	$0, 3040(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, 3104(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
 	vbroadcasti32x4	48(%rdi), %zmm21
 	vaesenc	%zmm21, %zmm9, %zmm9
-	vmovdqu64	1296(%rdi), %zmm27
+	vmovdqu64	256(%rsi), %zmm25
 	vaesenc	%zmm21, %zmm10, %zmm10
-	vmovdqu64	1360(%rdi), %zmm28
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vpshufd	$78, %zmm25, %zmm29
-	vaesenc	%zmm21, %zmm13, %zmm13
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vpxorq	%zmm25, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vaesenc	%zmm21, %zmm20, %zmm20
-	vpshufd	$78, %zmm26, %zmm29
-	vbroadcasti32x4	64(%rdi), %zmm21
-	vaesenc	%zmm21, %zmm9, %zmm9
-	vpxorq	%zmm26, %zmm29, %zmm29
-	vaesenc	%zmm21, %zmm10, %zmm10
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
-	vaesenc	%zmm21, %zmm11, %zmm11
-	vaesenc	%zmm21, %zmm12, %zmm12
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
-	vaesenc	%zmm21, %zmm13, %zmm13
-	vaesenc	%zmm21, %zmm14, %zmm14
-	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
-	vaesenc	%zmm21, %zmm15, %zmm15
-	vpternlogd	$150, %zmm31, %zmm30, %zmm23
-	vaesenc	%zmm21, %zmm16, %zmm16
-	vaesenc	%zmm21, %zmm17, %zmm17
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
-	vaesenc	%zmm21, %zmm18, %zmm18
-	vaesenc	%zmm21, %zmm19, %zmm19
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
-	vaesenc	%zmm21, %zmm20, %zmm20
-	vmovdqu64	128(%rsi), %zmm25
-	vbroadcasti32x4	80(%rdi), %zmm21
-	vaesenc	%zmm21, %zmm9, %zmm9
 	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
-	vaesenc	%zmm21, %zmm10, %zmm10
 	vaesenc	%zmm21, %zmm11, %zmm11
-	vmovdqu64	192(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm12, %zmm12
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vmovdqu64	320(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm13, %zmm13
 	vaesenc	%zmm21, %zmm14, %zmm14
-	vmovdqu64	1168(%rdi), %zmm27
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vmovdqu64	1296(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vmovdqu64	1360(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm25, %zmm29
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm25, %zmm29, %zmm29
+	vbroadcasti32x4	64(%rdi), %zmm21
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm30
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpclmulqdq	$0, 2912(%rdi), %zmm29, %zmm27
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpshufd	$78, %zmm26, %zmm29
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm26, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm26, %zmm31
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, 2976(%rdi), %zmm29, %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	80(%rdi), %zmm21
+	vpternlogd	$150, %zmm31, %zmm30, %zmm23
+	vaesenc	%zmm21, %zmm9, %zmm9
+	vpternlogd	$150, %zmm26, %zmm25, %zmm22
+	vaesenc	%zmm21, %zmm10, %zmm10
+	vaesenc	%zmm21, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vaesenc	%zmm21, %zmm12, %zmm12
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	128(%rsi), %zmm25
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm25, %zmm25
 	vaesenc	%zmm21, %zmm15, %zmm15
 	vaesenc	%zmm21, %zmm16, %zmm16
-	vmovdqu64	1232(%rdi), %zmm28
+	vmovdqu64	192(%rsi), %zmm26
 	vaesenc	%zmm21, %zmm17, %zmm17
-	vpshufd	$78, %zmm25, %zmm29
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm26, %zmm26
 	vaesenc	%zmm21, %zmm18, %zmm18
 	vaesenc	%zmm21, %zmm19, %zmm19
-	vpxorq	%zmm25, %zmm29, %zmm29
+	vmovdqu64	1168(%rdi), %zmm27
 	vaesenc	%zmm21, %zmm20, %zmm20
-	vpclmulqdq	$0, %zmm27, %zmm25, %zmm21
+	vmovdqu64	1232(%rdi), %zmm21
 	vaesenc	%zmm2, %zmm9, %zmm9
 	vaesenc	%zmm2, %zmm10, %zmm10
-	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
+	vpshufd	$78, %zmm25, %zmm28
 	vaesenc	%zmm2, %zmm11, %zmm11
+	vpxorq	%zmm25, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm12, %zmm12
-	vpclmulqdq	$0, 2784(%rdi), %zmm29, %zmm27
 	vaesenc	%zmm2, %zmm13, %zmm13
-	vpshufd	$78, %zmm26, %zmm29
+	vpclmulqdq	$0, %zmm27, %zmm25, %zmm29
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm15, %zmm15
-	vpxorq	%zmm26, %zmm29, %zmm29
+	vpclmulqdq	$17, %zmm27, %zmm25, %zmm25
 	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, 2784(%rdi), %zmm28, %zmm27
 	vaesenc	%zmm2, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm28, %zmm26, %zmm30
 	vaesenc	%zmm2, %zmm18, %zmm18
-	vpclmulqdq	$17, %zmm28, %zmm26, %zmm26
+	vpshufd	$78, %zmm26, %zmm28
 	vaesenc	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm26, %zmm28, %zmm28
 	vaesenc	%zmm2, %zmm20, %zmm20
-	vpclmulqdq	$0, 2848(%rdi), %zmm29, %zmm28
 	vaesenc	%zmm3, %zmm9, %zmm9
+	vpclmulqdq	$0, %zmm21, %zmm26, %zmm30
 	vaesenc	%zmm3, %zmm10, %zmm10
-	vpternlogd	$150, %zmm30, %zmm21, %zmm23
+	vpclmulqdq	$17, %zmm21, %zmm26, %zmm21
 	vaesenc	%zmm3, %zmm11, %zmm11
-	vpternlogd	$150, %zmm26, %zmm25, %zmm22
 	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, 2848(%rdi), %zmm28, %zmm26
 	vaesenc	%zmm3, %zmm13, %zmm13
-	vpternlogd	$150, %zmm28, %zmm27, %zmm24
+	vpternlogd	$150, %zmm30, %zmm29, %zmm23
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
-	vmovdqu64	(%rsi), %zmm21
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
 	vaesenc	%zmm3, %zmm16, %zmm16
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
 	vaesenc	%zmm3, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm21, %zmm21
+	vmovdqu64	(%rsi), %zmm21
 	vaesenc	%zmm3, %zmm19, %zmm19
 	vaesenc	%zmm3, %zmm20, %zmm20
-	vmovdqu64	64(%rsi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm9, %zmm9
-	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm21, %zmm21
 	vaesenc	%zmm4, %zmm10, %zmm10
 	vaesenc	%zmm4, %zmm11, %zmm11
-	vmovdqu64	1040(%rdi), %zmm25
+	vmovdqu64	64(%rsi), %zmm0
 	vaesenc	%zmm4, %zmm12, %zmm12
-	vmovdqu64	1104(%rdi), %zmm26
+	vpshufb	.Laesgen_vaes512_gcm_r1_decrypt_data_bswap512(%rip), %zmm0, %zmm0
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm14, %zmm14
-	vpshufd	$78, %zmm21, %zmm27
+	vmovdqu64	1040(%rdi), %zmm25
 	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	1104(%rdi), %zmm26
 	vaesenc	%zmm4, %zmm16, %zmm16
-	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm4, %zmm17, %zmm17
-	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
+	vpshufd	$78, %zmm21, %zmm27
 	vaesenc	%zmm4, %zmm18, %zmm18
 	vaesenc	%zmm4, %zmm19, %zmm19
-	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vpxorq	%zmm21, %zmm27, %zmm27
 	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm28
 	vaesenc	%zmm5, %zmm9, %zmm9
-	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm5, %zmm10, %zmm10
-	vpshufd	$78, %zmm0, %zmm27
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
 	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 2656(%rdi), %zmm27, %zmm25
 	vaesenc	%zmm5, %zmm12, %zmm12
-	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufd	$78, %zmm0, %zmm27
 	vaesenc	%zmm5, %zmm14, %zmm14
-	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
+	vpxorq	%zmm0, %zmm27, %zmm27
 	vaesenc	%zmm5, %zmm15, %zmm15
-	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm26, %zmm0, %zmm29
 	vaesenc	%zmm5, %zmm17, %zmm17
-	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm26, %zmm0, %zmm0
 	vaesenc	%zmm5, %zmm19, %zmm19
-	vpternlogd	$150, %zmm29, %zmm28, %zmm23
+	vpclmulqdq	$0, 2720(%rdi), %zmm27, %zmm26
 	vaesenc	%zmm5, %zmm20, %zmm20
-	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm9, %zmm9
+	vpternlogd	$150, %zmm29, %zmm28, %zmm23
 	vaesenc	%zmm6, %zmm10, %zmm10
-	vpternlogd	$150, %zmm26, %zmm25, %zmm24
+	vpternlogd	$150, %zmm0, %zmm21, %zmm22
 	vaesenc	%zmm6, %zmm11, %zmm11
 	vaesenc	%zmm6, %zmm12, %zmm12
-	vpternlogd	$150, %zmm22, %zmm23, %zmm24
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vaesenc	%zmm6, %zmm13, %zmm13
-	vpslldq	$8, %zmm24, %zmm0
+	vpternlogd	$150, %zmm22, %zmm23, %zmm24
 	vaesenc	%zmm6, %zmm14, %zmm14
 	vaesenc	%zmm6, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm23, %zmm23
+	vpslldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm16, %zmm16
-	vpsrldq	$8, %zmm24, %zmm0
+	vpxorq	%zmm0, %zmm23, %zmm23
 	vaesenc	%zmm6, %zmm17, %zmm17
 	vaesenc	%zmm6, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm22, %zmm22
+	vpsrldq	$8, %zmm24, %zmm0
 	vaesenc	%zmm6, %zmm19, %zmm19
 	vaesenc	%zmm6, %zmm20, %zmm20
-	vextracti64x4	$1, %zmm23, %ymm0
+	vpxorq	%zmm0, %zmm22, %zmm22
 	vaesenc	%zmm7, %zmm9, %zmm9
-	vpxorq	%ymm0, %ymm23, %ymm23
+	vextracti64x4	$1, %zmm23, %ymm0
 	vaesenc	%zmm7, %zmm10, %zmm10
 	vaesenc	%zmm7, %zmm11, %zmm11
-	vextracti32x4	$1, %ymm23, %xmm0
+	vpxorq	%ymm0, %ymm23, %ymm23
 	vaesenc	%zmm7, %zmm12, %zmm12
+	vextracti32x4	$1, %ymm23, %xmm0
 	vaesenc	%zmm7, %zmm13, %zmm13
-	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm7, %zmm14, %zmm14
-	vextracti64x4	$1, %zmm22, %ymm0
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenc	%zmm7, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm22, %ymm0
 	vaesenc	%zmm7, %zmm16, %zmm16
-	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm17, %zmm17
+	vpxorq	%ymm0, %ymm22, %ymm22
 	vaesenc	%zmm7, %zmm18, %zmm18
 	vextracti32x4	$1, %ymm22, %xmm0
 	vaesenc	%zmm7, %zmm19, %zmm19
-	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenc	%zmm7, %zmm20, %zmm20
+	vpxorq	%xmm0, %xmm22, %xmm22
 	vaesenclast	%zmm8, %zmm9, %zmm9
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenclast	%zmm8, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenclast	%zmm8, %zmm11, %zmm11
 	vpshufd	$78, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm12, %zmm12
-	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm13, %zmm13
+	vpxorq	%xmm0, %xmm23, %xmm23
 	vaesenclast	%zmm8, %zmm14, %zmm14
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r1_decrypt_data_ghash_poly(%rip), %xmm23, %xmm0
 	vaesenclast	%zmm8, %zmm15, %zmm15

@@ -598,9 +598,14 @@ class Body(GcmFrame):
             self.rounds(keys, blocks, 0, f, nr)
         with b.phase("face"):
             for j, blk in enumerate(blocks):
+                entry = Mem(width, base=self.ctx, index=idx, disp=table + 16 * lanes * j)
+                if v.evex:                    # 32 registers: the entry in one of its own
+                    t = b.vec(width)
+                    v.xor(t, blk, self.f("FACE_CACHE", width=width))
+                    v.store(entry, t, aligned=width == 128)
+                    continue
                 v.xor(blk, blk, self.f("FACE_CACHE", width=width))
-                v.store(Mem(width, base=self.ctx, index=idx, disp=table + 16 * lanes * j), blk,
-                        aligned=width == 128)
+                v.store(entry, blk, aligned=width == 128)
                 v.xor(blk, blk, self.f("FACE_CACHE", width=width))
         with b.phase("aes"):
             self.rounds(keys, blocks, f + 1, nr, nr)
