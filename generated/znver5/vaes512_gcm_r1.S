@@ -13119,32 +13119,32 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunks256:
 	cmpq	$0, 3768(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full256
-	vmovd	%xmm1, %eax
-	movzbl	%al, %r9d
-	leaq	63(%rdx), %r10
-	shrq	$6, %r10
-	shlq	$2, %r10
-	leaq	28(%r9,%r10,1), %r11
-	cmpq	$256, %r11
+	vmovd	%xmm1, %r10d
+	movzbl	%r10b, %r11d
+	leaq	63(%rdx), %rax
+	shrq	$6, %rax
+	shlq	$2, %rax
+	leaq	28(%r11,%rax,1), %r9
+	cmpq	$256, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full256
-	shrq	$8, %rax
-	cmpq	3776(%rdi), %rax
+	shrq	$8, %r10
+	cmpq	3776(%rdi), %r10
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full256
-	movq	%r9, %rax
-	subq	3800(%rdi), %rax
-	andq	$255, %rax
-	movq	%rax, %r11
-	addq	%r10, %r11
-	andq	$255, %r11
-	subq	$1, %r11
+	movq	%r11, %r9
+	subq	3800(%rdi), %r9
+	andq	$255, %r9
+	movq	%r9, %r10
+	addq	%rax, %r10
+	andq	$255, %r10
+	subq	$1, %r10
 	movq	3808(%rdi), %rbx
-	addq	%r10, %rbx
+	addq	%rax, %rbx
 	subq	$1, %rbx
-	cmpq	%rbx, %r11
+	cmpq	%rbx, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3
 	movq	$0xffff, 3816(%rdi)
-	addq	%r10, %rax
-	cmpq	3808(%rdi), %rax
+	addq	%rax, %r9
+	cmpq	3808(%rdi), %r9
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_record_filled256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3:
 	cmpq	$0, 3808(%rdi)
@@ -13159,10 +13159,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$1, 3816(%rdi)
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	movq	%r9, %rax
-	shlq	$4, %rax
-	movq	%r10, %r11
-	shrq	$2, %r11
+	movq	%r11, %r9
+	shlq	$4, %r9
+	movq	%rax, %r10
+	shrq	$2, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_fill_record256:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
 	vbroadcasti32x4	(%rdi), %zmm4
@@ -13170,40 +13170,40 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vbroadcasti32x4	16(%rdi), %zmm4
 	vaesenc	%zmm4, %zmm3, %zmm3
 	vpxorq	3840(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 3904(%rdi,%rax,1)
+	vmovdqu64	%zmm3, 3904(%rdi,%r9,1)
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
-	addq	$64, %rax
-	subq	$1, %r11
+	addq	$64, %r9
+	subq	$1, %r10
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_fill_record256
-	movq	%r9, %rax
-	subq	3800(%rdi), %rax
-	andq	$255, %rax
-	movq	3808(%rdi), %r11
-	cmpq	%r11, %rax
+	movq	%r11, %r9
+	subq	3800(%rdi), %r9
+	andq	$255, %r9
+	movq	3808(%rdi), %r10
+	cmpq	%r10, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3
-	addq	%r10, %rax
-	cmpq	%r11, %rax
-	cmovaq	%rax, %r11
-	cmpq	$256, %r11
+	addq	%rax, %r9
+	cmpq	%r10, %r9
+	cmovaq	%r9, %r10
+	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3
 	movq	$0, 3800(%rdi)
-	movq	$256, %r11
+	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r11, 3808(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r9, 3800(%rdi)
-	movq	%r10, 3808(%rdi)
+	movq	%r11, 3800(%rdi)
+	movq	%rax, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3:
 .Laesgen_vaes512_gcm_r1_encrypt_data_record_filled256:
-	shlq	$4, %r9
+	shlq	$4, %r11
 .Laesgen_vaes512_gcm_r1_encrypt_data_record_fast256:
 	leaq	31(%rdx), %rax
 	andq	$-16, %rax
-	movq	%rdx, %r10
-	andq	$-16, %r10
+	movq	%rdx, %r9
+	andq	$-16, %r9
 	testq	%r8, %r8
-	cmoveq	%r10, %rax
+	cmoveq	%r9, %rax
 	negq	%rax
 	leaq	1808(%rdi,%rax,1), %rax
 	vpshufd	$78, %xmm0, %xmm2
@@ -13211,16 +13211,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
 	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
 	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
-	movq	3744(%rdi), %r10
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
 	shlq	$3, %r10
-	movq	3752(%rdi), %r11
-	shlq	$3, %r11
 	xorq	%rbx, %rbx
 	testq	%r8, %r8
+	cmoveq	%rbx, %r9
 	cmoveq	%rbx, %r10
-	cmoveq	%rbx, %r11
-	vmovq	%r11, %xmm4
-	vmovq	%r10, %xmm5
+	vmovq	%r10, %xmm4
+	vmovq	%r9, %xmm5
 	vpunpcklqdq	%xmm5, %xmm4, %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxorq	%xmm4, %xmm5, %xmm5
@@ -13242,21 +13242,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vbroadcasti32x4	192(%rdi), %zmm11
 	vbroadcasti32x4	208(%rdi), %zmm12
 	vbroadcasti32x4	224(%rdi), %zmm13
-	vmovdqu64	3904(%rdi,%r9,1), %zmm14
+	vmovdqu64	3904(%rdi,%r11,1), %zmm14
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	3968(%rdi,%r9,1), %zmm15
+	vmovdqu64	3968(%rdi,%r11,1), %zmm15
 	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	4032(%rdi,%r9,1), %zmm16
+	vmovdqu64	4032(%rdi,%r11,1), %zmm16
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	4096(%rdi,%r9,1), %zmm17
+	vmovdqu64	4096(%rdi,%r11,1), %zmm17
 	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	4160(%rdi,%r9,1), %zmm18
+	vmovdqu64	4160(%rdi,%r11,1), %zmm18
 	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	4224(%rdi,%r9,1), %zmm19
+	vmovdqu64	4224(%rdi,%r11,1), %zmm19
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	4288(%rdi,%r9,1), %zmm20
+	vmovdqu64	4288(%rdi,%r11,1), %zmm20
 	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	4352(%rdi,%r9,1), %zmm21
+	vmovdqu64	4352(%rdi,%r11,1), %zmm21
 	vpxorq	3840(%rdi), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm22
@@ -13385,25 +13385,25 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
-	addq	$512, %r9
+	addq	$512, %r11
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunk_top256:
 	cmpq	$512, %rdx
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_chunk_last256
-	vmovdqu64	3904(%rdi,%r9,1), %zmm14
+	vmovdqu64	3904(%rdi,%r11,1), %zmm14
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	3968(%rdi,%r9,1), %zmm15
+	vmovdqu64	3968(%rdi,%r11,1), %zmm15
 	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	4032(%rdi,%r9,1), %zmm16
+	vmovdqu64	4032(%rdi,%r11,1), %zmm16
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	4096(%rdi,%r9,1), %zmm17
+	vmovdqu64	4096(%rdi,%r11,1), %zmm17
 	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	4160(%rdi,%r9,1), %zmm18
+	vmovdqu64	4160(%rdi,%r11,1), %zmm18
 	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	4224(%rdi,%r9,1), %zmm19
+	vmovdqu64	4224(%rdi,%r11,1), %zmm19
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	4288(%rdi,%r9,1), %zmm20
+	vmovdqu64	4288(%rdi,%r11,1), %zmm20
 	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	4352(%rdi,%r9,1), %zmm21
+	vmovdqu64	4352(%rdi,%r11,1), %zmm21
 	vpxorq	3840(%rdi), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm22
@@ -13609,12 +13609,12 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	addq	$512, %rcx
 	subq	$512, %rdx
 	addq	$512, %rax
-	addq	$512, %r9
+	addq	$512, %r11
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_chunk_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunk_last256:
 	cmpq	$64, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over1cf_256
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -13797,9 +13797,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over1cf_256:
 	cmpq	$128, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over2cf_256
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -14051,13 +14051,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over2cf_256:
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over4cf_256
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
-	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vmovdqu64	4032(%rdi,%r11,1), %zmm6
 	vpxorq	3840(%rdi), %zmm6, %zmm6
-	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vmovdqu64	4096(%rdi,%r11,1), %zmm7
 	vpxorq	3840(%rdi), %zmm7, %zmm7
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -14445,21 +14445,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreducedcfr4256:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_endcf256
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over4cf_256:
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
-	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vmovdqu64	4032(%rdi,%r11,1), %zmm6
 	vpxorq	3840(%rdi), %zmm6, %zmm6
-	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vmovdqu64	4096(%rdi,%r11,1), %zmm7
 	vpxorq	3840(%rdi), %zmm7, %zmm7
-	vmovdqu64	4160(%rdi,%r9,1), %zmm8
+	vmovdqu64	4160(%rdi,%r11,1), %zmm8
 	vpxorq	3840(%rdi), %zmm8, %zmm8
-	vmovdqu64	4224(%rdi,%r9,1), %zmm9
+	vmovdqu64	4224(%rdi,%r11,1), %zmm9
 	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vmovdqu64	4288(%rdi,%r9,1), %zmm10
+	vmovdqu64	4288(%rdi,%r11,1), %zmm10
 	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vmovdqu64	4352(%rdi,%r9,1), %zmm11
+	vmovdqu64	4352(%rdi,%r11,1), %zmm11
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -24335,32 +24335,32 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunks128:
 	cmpq	$0, 3768(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full128
-	vmovd	%xmm1, %eax
-	movzbl	%al, %r9d
-	leaq	63(%rdx), %r10
-	shrq	$6, %r10
-	shlq	$2, %r10
-	leaq	28(%r9,%r10,1), %r11
-	cmpq	$256, %r11
+	vmovd	%xmm1, %r10d
+	movzbl	%r10b, %r11d
+	leaq	63(%rdx), %rax
+	shrq	$6, %rax
+	shlq	$2, %rax
+	leaq	28(%r11,%rax,1), %r9
+	cmpq	$256, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full128
-	shrq	$8, %rax
-	cmpq	3776(%rdi), %rax
+	shrq	$8, %r10
+	cmpq	3776(%rdi), %r10
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full128
-	movq	%r9, %rax
-	subq	3800(%rdi), %rax
-	andq	$255, %rax
-	movq	%rax, %r11
-	addq	%r10, %r11
-	andq	$255, %r11
-	subq	$1, %r11
+	movq	%r11, %r9
+	subq	3800(%rdi), %r9
+	andq	$255, %r9
+	movq	%r9, %r10
+	addq	%rax, %r10
+	andq	$255, %r10
+	subq	$1, %r10
 	movq	3808(%rdi), %rbx
-	addq	%r10, %rbx
+	addq	%rax, %rbx
 	subq	$1, %rbx
-	cmpq	%rbx, %r11
+	cmpq	%rbx, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6
 	movq	$0xffff, 3816(%rdi)
-	addq	%r10, %rax
-	cmpq	3808(%rdi), %rax
+	addq	%rax, %r9
+	cmpq	3808(%rdi), %r9
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_record_filled128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6:
 	cmpq	$0, 3808(%rdi)
@@ -24375,10 +24375,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$1, 3816(%rdi)
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	movq	%r9, %rax
-	shlq	$4, %rax
-	movq	%r10, %r11
-	shrq	$2, %r11
+	movq	%r11, %r9
+	shlq	$4, %r9
+	movq	%rax, %r10
+	shrq	$2, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_fill_record128:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
 	vbroadcasti32x4	(%rdi), %zmm4
@@ -24386,40 +24386,40 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vbroadcasti32x4	16(%rdi), %zmm4
 	vaesenc	%zmm4, %zmm3, %zmm3
 	vpxorq	3840(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 3904(%rdi,%rax,1)
+	vmovdqu64	%zmm3, 3904(%rdi,%r9,1)
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
-	addq	$64, %rax
-	subq	$1, %r11
+	addq	$64, %r9
+	subq	$1, %r10
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_fill_record128
-	movq	%r9, %rax
-	subq	3800(%rdi), %rax
-	andq	$255, %rax
-	movq	3808(%rdi), %r11
-	cmpq	%r11, %rax
+	movq	%r11, %r9
+	subq	3800(%rdi), %r9
+	andq	$255, %r9
+	movq	3808(%rdi), %r10
+	cmpq	%r10, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6
-	addq	%r10, %rax
-	cmpq	%r11, %rax
-	cmovaq	%rax, %r11
-	cmpq	$256, %r11
+	addq	%rax, %r9
+	cmpq	%r10, %r9
+	cmovaq	%r9, %r10
+	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6
 	movq	$0, 3800(%rdi)
-	movq	$256, %r11
+	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r11, 3808(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r9, 3800(%rdi)
-	movq	%r10, 3808(%rdi)
+	movq	%r11, 3800(%rdi)
+	movq	%rax, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6:
 .Laesgen_vaes512_gcm_r1_encrypt_data_record_filled128:
-	shlq	$4, %r9
+	shlq	$4, %r11
 .Laesgen_vaes512_gcm_r1_encrypt_data_record_fast128:
 	leaq	31(%rdx), %rax
 	andq	$-16, %rax
-	movq	%rdx, %r10
-	andq	$-16, %r10
+	movq	%rdx, %r9
+	andq	$-16, %r9
 	testq	%r8, %r8
-	cmoveq	%r10, %rax
+	cmoveq	%r9, %rax
 	negq	%rax
 	leaq	1808(%rdi,%rax,1), %rax
 	vpshufd	$78, %xmm0, %xmm2
@@ -24427,16 +24427,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
 	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
 	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
-	movq	3744(%rdi), %r10
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
 	shlq	$3, %r10
-	movq	3752(%rdi), %r11
-	shlq	$3, %r11
 	xorq	%rbx, %rbx
 	testq	%r8, %r8
+	cmoveq	%rbx, %r9
 	cmoveq	%rbx, %r10
-	cmoveq	%rbx, %r11
-	vmovq	%r11, %xmm4
-	vmovq	%r10, %xmm5
+	vmovq	%r10, %xmm4
+	vmovq	%r9, %xmm5
 	vpunpcklqdq	%xmm5, %xmm4, %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxorq	%xmm4, %xmm5, %xmm5
@@ -24457,21 +24457,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vbroadcasti32x4	128(%rdi), %zmm10
 	vbroadcasti32x4	144(%rdi), %zmm11
 	vbroadcasti32x4	160(%rdi), %zmm12
-	vmovdqu64	3904(%rdi,%r9,1), %zmm13
+	vmovdqu64	3904(%rdi,%r11,1), %zmm13
 	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	3968(%rdi,%r9,1), %zmm14
+	vmovdqu64	3968(%rdi,%r11,1), %zmm14
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	4032(%rdi,%r9,1), %zmm15
+	vmovdqu64	4032(%rdi,%r11,1), %zmm15
 	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	4096(%rdi,%r9,1), %zmm16
+	vmovdqu64	4096(%rdi,%r11,1), %zmm16
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	4160(%rdi,%r9,1), %zmm17
+	vmovdqu64	4160(%rdi,%r11,1), %zmm17
 	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	4224(%rdi,%r9,1), %zmm18
+	vmovdqu64	4224(%rdi,%r11,1), %zmm18
 	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	4288(%rdi,%r9,1), %zmm19
+	vmovdqu64	4288(%rdi,%r11,1), %zmm19
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	4352(%rdi,%r9,1), %zmm20
+	vmovdqu64	4352(%rdi,%r11,1), %zmm20
 	vpxorq	3840(%rdi), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vaesenc	%zmm4, %zmm13, %zmm13
@@ -24565,25 +24565,25 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
-	addq	$512, %r9
+	addq	$512, %r11
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunk_top128:
 	cmpq	$512, %rdx
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_chunk_last128
-	vmovdqu64	3904(%rdi,%r9,1), %zmm13
+	vmovdqu64	3904(%rdi,%r11,1), %zmm13
 	vpxorq	3840(%rdi), %zmm13, %zmm13
-	vmovdqu64	3968(%rdi,%r9,1), %zmm14
+	vmovdqu64	3968(%rdi,%r11,1), %zmm14
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	4032(%rdi,%r9,1), %zmm15
+	vmovdqu64	4032(%rdi,%r11,1), %zmm15
 	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	4096(%rdi,%r9,1), %zmm16
+	vmovdqu64	4096(%rdi,%r11,1), %zmm16
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	4160(%rdi,%r9,1), %zmm17
+	vmovdqu64	4160(%rdi,%r11,1), %zmm17
 	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	4224(%rdi,%r9,1), %zmm18
+	vmovdqu64	4224(%rdi,%r11,1), %zmm18
 	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	4288(%rdi,%r9,1), %zmm19
+	vmovdqu64	4288(%rdi,%r11,1), %zmm19
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	4352(%rdi,%r9,1), %zmm20
+	vmovdqu64	4352(%rdi,%r11,1), %zmm20
 	vpxorq	3840(%rdi), %zmm20, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vaesenc	%zmm4, %zmm13, %zmm13
@@ -24754,12 +24754,12 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	addq	$512, %rcx
 	subq	$512, %rdx
 	addq	$512, %rax
-	addq	$512, %r9
+	addq	$512, %r11
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_chunk_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunk_last128:
 	cmpq	$64, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over1cf_128
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -24934,9 +24934,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over1cf_128:
 	cmpq	$128, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over2cf_128
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -25176,13 +25176,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over2cf_128:
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over4cf_128
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
-	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vmovdqu64	4032(%rdi,%r11,1), %zmm6
 	vpxorq	3840(%rdi), %zmm6, %zmm6
-	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vmovdqu64	4096(%rdi,%r11,1), %zmm7
 	vpxorq	3840(%rdi), %zmm7, %zmm7
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -25550,21 +25550,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreducedcfr4128:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_endcf128
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over4cf_128:
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
-	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vmovdqu64	4032(%rdi,%r11,1), %zmm6
 	vpxorq	3840(%rdi), %zmm6, %zmm6
-	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vmovdqu64	4096(%rdi,%r11,1), %zmm7
 	vpxorq	3840(%rdi), %zmm7, %zmm7
-	vmovdqu64	4160(%rdi,%r9,1), %zmm8
+	vmovdqu64	4160(%rdi,%r11,1), %zmm8
 	vpxorq	3840(%rdi), %zmm8, %zmm8
-	vmovdqu64	4224(%rdi,%r9,1), %zmm9
+	vmovdqu64	4224(%rdi,%r11,1), %zmm9
 	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vmovdqu64	4288(%rdi,%r9,1), %zmm10
+	vmovdqu64	4288(%rdi,%r11,1), %zmm10
 	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vmovdqu64	4352(%rdi,%r9,1), %zmm11
+	vmovdqu64	4352(%rdi,%r11,1), %zmm11
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -35374,32 +35374,32 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunks192:
 	cmpq	$0, 3768(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full192
-	vmovd	%xmm1, %eax
-	movzbl	%al, %r9d
-	leaq	63(%rdx), %r10
-	shrq	$6, %r10
-	shlq	$2, %r10
-	leaq	28(%r9,%r10,1), %r11
-	cmpq	$256, %r11
+	vmovd	%xmm1, %r10d
+	movzbl	%r10b, %r11d
+	leaq	63(%rdx), %rax
+	shrq	$6, %rax
+	shlq	$2, %rax
+	leaq	28(%r11,%rax,1), %r9
+	cmpq	$256, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full192
-	shrq	$8, %rax
-	cmpq	3776(%rdi), %rax
+	shrq	$8, %r10
+	cmpq	3776(%rdi), %r10
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_record_full192
-	movq	%r9, %rax
-	subq	3800(%rdi), %rax
-	andq	$255, %rax
-	movq	%rax, %r11
-	addq	%r10, %r11
-	andq	$255, %r11
-	subq	$1, %r11
+	movq	%r11, %r9
+	subq	3800(%rdi), %r9
+	andq	$255, %r9
+	movq	%r9, %r10
+	addq	%rax, %r10
+	andq	$255, %r10
+	subq	$1, %r10
 	movq	3808(%rdi), %rbx
-	addq	%r10, %rbx
+	addq	%rax, %rbx
 	subq	$1, %rbx
-	cmpq	%rbx, %r11
+	cmpq	%rbx, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_9
 	movq	$0xffff, 3816(%rdi)
-	addq	%r10, %rax
-	cmpq	3808(%rdi), %rax
+	addq	%rax, %r9
+	cmpq	3808(%rdi), %r9
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_record_filled192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_9:
 	cmpq	$0, 3808(%rdi)
@@ -35414,10 +35414,10 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$1, 3816(%rdi)
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_lanes4(%rip), %zmm2, %zmm2
-	movq	%r9, %rax
-	shlq	$4, %rax
-	movq	%r10, %r11
-	shrq	$2, %r11
+	movq	%r11, %r9
+	shlq	$4, %r9
+	movq	%rax, %r10
+	shrq	$2, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_fill_record192:
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm2, %zmm3
 	vbroadcasti32x4	(%rdi), %zmm4
@@ -35425,40 +35425,40 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vbroadcasti32x4	16(%rdi), %zmm4
 	vaesenc	%zmm4, %zmm3, %zmm3
 	vpxorq	3840(%rdi), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 3904(%rdi,%rax,1)
+	vmovdqu64	%zmm3, 3904(%rdi,%r9,1)
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x1(%rip), %zmm2, %zmm2
-	addq	$64, %rax
-	subq	$1, %r11
+	addq	$64, %r9
+	subq	$1, %r10
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_fill_record192
-	movq	%r9, %rax
-	subq	3800(%rdi), %rax
-	andq	$255, %rax
-	movq	3808(%rdi), %r11
-	cmpq	%r11, %rax
+	movq	%r11, %r9
+	subq	3800(%rdi), %r9
+	andq	$255, %r9
+	movq	3808(%rdi), %r10
+	cmpq	%r10, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_9
-	addq	%r10, %rax
-	cmpq	%r11, %rax
-	cmovaq	%rax, %r11
-	cmpq	$256, %r11
+	addq	%rax, %r9
+	cmpq	%r10, %r9
+	cmovaq	%r9, %r10
+	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_9
 	movq	$0, 3800(%rdi)
-	movq	$256, %r11
+	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_9:
-	movq	%r11, 3808(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_9
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_9:
-	movq	%r9, 3800(%rdi)
-	movq	%r10, 3808(%rdi)
+	movq	%r11, 3800(%rdi)
+	movq	%rax, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_9:
 .Laesgen_vaes512_gcm_r1_encrypt_data_record_filled192:
-	shlq	$4, %r9
+	shlq	$4, %r11
 .Laesgen_vaes512_gcm_r1_encrypt_data_record_fast192:
 	leaq	31(%rdx), %rax
 	andq	$-16, %rax
-	movq	%rdx, %r10
-	andq	$-16, %r10
+	movq	%rdx, %r9
+	andq	$-16, %r9
 	testq	%r8, %r8
-	cmoveq	%r10, %rax
+	cmoveq	%r9, %rax
 	negq	%rax
 	leaq	1808(%rdi,%rax,1), %rax
 	vpshufd	$78, %xmm0, %xmm2
@@ -35466,16 +35466,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vpclmulqdq	$0, (%rax), %xmm0, %xmm3
 	vpclmulqdq	$17, (%rax), %xmm0, %xmm0
 	vpclmulqdq	$0, 1616(%rax), %xmm2, %xmm2
-	movq	3744(%rdi), %r10
+	movq	3744(%rdi), %r9
+	shlq	$3, %r9
+	movq	3752(%rdi), %r10
 	shlq	$3, %r10
-	movq	3752(%rdi), %r11
-	shlq	$3, %r11
 	xorq	%rbx, %rbx
 	testq	%r8, %r8
+	cmoveq	%rbx, %r9
 	cmoveq	%rbx, %r10
-	cmoveq	%rbx, %r11
-	vmovq	%r11, %xmm4
-	vmovq	%r10, %xmm5
+	vmovq	%r10, %xmm4
+	vmovq	%r9, %xmm5
 	vpunpcklqdq	%xmm5, %xmm4, %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxorq	%xmm4, %xmm5, %xmm5
@@ -35497,21 +35497,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vbroadcasti32x4	160(%rdi), %zmm11
 	vbroadcasti32x4	176(%rdi), %zmm12
 	vbroadcasti32x4	192(%rdi), %zmm13
-	vmovdqu64	3904(%rdi,%r9,1), %zmm14
+	vmovdqu64	3904(%rdi,%r11,1), %zmm14
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	3968(%rdi,%r9,1), %zmm15
+	vmovdqu64	3968(%rdi,%r11,1), %zmm15
 	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	4032(%rdi,%r9,1), %zmm16
+	vmovdqu64	4032(%rdi,%r11,1), %zmm16
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	4096(%rdi,%r9,1), %zmm17
+	vmovdqu64	4096(%rdi,%r11,1), %zmm17
 	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	4160(%rdi,%r9,1), %zmm18
+	vmovdqu64	4160(%rdi,%r11,1), %zmm18
 	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	4224(%rdi,%r9,1), %zmm19
+	vmovdqu64	4224(%rdi,%r11,1), %zmm19
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	4288(%rdi,%r9,1), %zmm20
+	vmovdqu64	4288(%rdi,%r11,1), %zmm20
 	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	4352(%rdi,%r9,1), %zmm21
+	vmovdqu64	4352(%rdi,%r11,1), %zmm21
 	vpxorq	3840(%rdi), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm22
@@ -35622,25 +35622,25 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	addq	$512, %rsi
 	addq	$512, %rcx
 	subq	$512, %rdx
-	addq	$512, %r9
+	addq	$512, %r11
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunk_top192:
 	cmpq	$512, %rdx
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_chunk_last192
-	vmovdqu64	3904(%rdi,%r9,1), %zmm14
+	vmovdqu64	3904(%rdi,%r11,1), %zmm14
 	vpxorq	3840(%rdi), %zmm14, %zmm14
-	vmovdqu64	3968(%rdi,%r9,1), %zmm15
+	vmovdqu64	3968(%rdi,%r11,1), %zmm15
 	vpxorq	3840(%rdi), %zmm15, %zmm15
-	vmovdqu64	4032(%rdi,%r9,1), %zmm16
+	vmovdqu64	4032(%rdi,%r11,1), %zmm16
 	vpxorq	3840(%rdi), %zmm16, %zmm16
-	vmovdqu64	4096(%rdi,%r9,1), %zmm17
+	vmovdqu64	4096(%rdi,%r11,1), %zmm17
 	vpxorq	3840(%rdi), %zmm17, %zmm17
-	vmovdqu64	4160(%rdi,%r9,1), %zmm18
+	vmovdqu64	4160(%rdi,%r11,1), %zmm18
 	vpxorq	3840(%rdi), %zmm18, %zmm18
-	vmovdqu64	4224(%rdi,%r9,1), %zmm19
+	vmovdqu64	4224(%rdi,%r11,1), %zmm19
 	vpxorq	3840(%rdi), %zmm19, %zmm19
-	vmovdqu64	4288(%rdi,%r9,1), %zmm20
+	vmovdqu64	4288(%rdi,%r11,1), %zmm20
 	vpxorq	3840(%rdi), %zmm20, %zmm20
-	vmovdqu64	4352(%rdi,%r9,1), %zmm21
+	vmovdqu64	4352(%rdi,%r11,1), %zmm21
 	vpxorq	3840(%rdi), %zmm21, %zmm21
 	vpaddd	.Laesgen_vaes512_gcm_r1_encrypt_data_step4x8(%rip), %zmm1, %zmm1
 	vbroadcasti32x4	32(%rdi), %zmm22
@@ -35828,12 +35828,12 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	addq	$512, %rcx
 	subq	$512, %rdx
 	addq	$512, %rax
-	addq	$512, %r9
+	addq	$512, %r11
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_chunk_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_chunk_last192:
 	cmpq	$64, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over1cf_192
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -36012,9 +36012,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over1cf_192:
 	cmpq	$128, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over2cf_192
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -36260,13 +36260,13 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over2cf_192:
 	cmpq	$256, %rdx
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_over4cf_192
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
-	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vmovdqu64	4032(%rdi,%r11,1), %zmm6
 	vpxorq	3840(%rdi), %zmm6, %zmm6
-	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vmovdqu64	4096(%rdi,%r11,1), %zmm7
 	vpxorq	3840(%rdi), %zmm7, %zmm7
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax
@@ -36644,21 +36644,21 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_unreducedcfr4192:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_tail_endcf192
 .Laesgen_vaes512_gcm_r1_encrypt_data_tail_over4cf_192:
-	vmovdqu64	3904(%rdi,%r9,1), %zmm4
+	vmovdqu64	3904(%rdi,%r11,1), %zmm4
 	vpxorq	3840(%rdi), %zmm4, %zmm4
-	vmovdqu64	3968(%rdi,%r9,1), %zmm5
+	vmovdqu64	3968(%rdi,%r11,1), %zmm5
 	vpxorq	3840(%rdi), %zmm5, %zmm5
-	vmovdqu64	4032(%rdi,%r9,1), %zmm6
+	vmovdqu64	4032(%rdi,%r11,1), %zmm6
 	vpxorq	3840(%rdi), %zmm6, %zmm6
-	vmovdqu64	4096(%rdi,%r9,1), %zmm7
+	vmovdqu64	4096(%rdi,%r11,1), %zmm7
 	vpxorq	3840(%rdi), %zmm7, %zmm7
-	vmovdqu64	4160(%rdi,%r9,1), %zmm8
+	vmovdqu64	4160(%rdi,%r11,1), %zmm8
 	vpxorq	3840(%rdi), %zmm8, %zmm8
-	vmovdqu64	4224(%rdi,%r9,1), %zmm9
+	vmovdqu64	4224(%rdi,%r11,1), %zmm9
 	vpxorq	3840(%rdi), %zmm9, %zmm9
-	vmovdqu64	4288(%rdi,%r9,1), %zmm10
+	vmovdqu64	4288(%rdi,%r11,1), %zmm10
 	vpxorq	3840(%rdi), %zmm10, %zmm10
-	vmovdqu64	4352(%rdi,%r9,1), %zmm11
+	vmovdqu64	4352(%rdi,%r11,1), %zmm11
 	vpxorq	3840(%rdi), %zmm11, %zmm11
 	leaq	15(%rdx), %rax
 	shrq	$4, %rax

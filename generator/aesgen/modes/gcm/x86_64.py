@@ -517,13 +517,10 @@ class Body(GcmFrame):
         window, "check" unless the table is complete (there, kernels/face_fill.py sends a
         batch whose entries are all filled back to "fast"), else fall through to "fast".
         Returns the register holding in15 of the batch's first block."""
-        a, b, v = self.a, self.b, self.v
+        a, b = self.a, self.b
         blocks = self.k.batch * self.k.lanes
-        ctr, idx = b.gp(), b.gp()
         with b.phase("face"):
-            self.jump_if_counter_secret(labels["full"])   # J0 from GHASH: every batch in full
-            v.store_u32(ctr.w32, c)                    # counter bytes 12..15, as a number
-            a.movzx(idx.w32, ctr.w8)                   # in15
+            ctr, idx = self._face_counter(c, labels["full"])
             a.cmp(idx, Imm(256 - blocks))
             a.ja(labels["full"])
             a.shr(ctr, Imm(8))
@@ -531,6 +528,15 @@ class Body(GcmFrame):
             a.jne(labels["refresh"])
             self.k.run.jump_unless_complete(b, self.ctx, labels["check"])
         return idx
+
+    def _face_counter(self, c: Reg, secret: Label) -> tuple[Reg, Reg]:
+        """Counter c's bytes 12..15 as a number and its in15, for FACE's public branches,
+        after a jump to ``secret`` when the counter came from GHASH (COUNTER_SECRET)."""
+        ctr, in15 = self.b.gp(), self.b.gp()
+        self.jump_if_counter_secret(secret)
+        self.v.store_u32(ctr.w32, c)
+        self.a.movzx(in15.w32, ctr.w8)
+        return ctr, in15
 
     def _face_refresh(self, c: Reg, bits: int) -> None:
         """Cache the window of counter c: the state after FACE's rounds of its in15 = 0
@@ -598,18 +604,26 @@ class Body(GcmFrame):
             self.rounds(keys, blocks, 0, f, nr)
         with b.phase("face"):
             for j, blk in enumerate(blocks):
-                entry = Mem(width, base=self.ctx, index=idx, disp=table + 16 * lanes * j)
-                if v.evex:                    # 32 registers: the entry in one of its own
-                    t = b.vec(width)
-                    v.xor(t, blk, self.f("FACE_CACHE", width=width))
-                    v.store(entry, t, aligned=width == 128)
-                    continue
-                v.xor(blk, blk, self.f("FACE_CACHE", width=width))
-                v.store(entry, blk, aligned=width == 128)
-                v.xor(blk, blk, self.f("FACE_CACHE", width=width))
+                self._store_entry(blk, Mem(width, base=self.ctx, index=idx,
+                                           disp=table + 16 * lanes * j))
         with b.phase("aes"):
             self.rounds(keys, blocks, f + 1, nr, nr)
         return blocks
+
+    def _store_entry(self, blk: Reg, entry: Mem) -> None:
+        """Store FACE's table entry of a block after FACE's rounds: the block XOR the
+        window's cache, at ``entry``; the block is left as it was (with 32 registers the
+        entry takes one of its own, with 16 the block is XORed back)."""
+        v, width = self.v, blk.width
+        cache = self.f("FACE_CACHE", width=width)
+        if v.evex:
+            t = self.b.vec(width)
+            v.xor(t, blk, cache)
+            v.store(entry, t, aligned=width == 128)
+            return
+        v.xor(blk, blk, cache)
+        v.store(entry, blk, aligned=width == 128)
+        v.xor(blk, blk, cache)
 
     def face_mark(self, in15: Reg) -> None:
         """Record the entries a fill batch stored (from in15 on) in the run."""
@@ -849,13 +863,11 @@ class Body(GcmFrame):
         record's first block (16 in15). A record of 1420 bytes starts every register from
         its entries with FACE's rounds done: about a tenth less time on Zen 5 than all its
         rounds (no counter byte swaps either)."""
-        a, b, v, k = self.a, self.b, self.v, self.k
-        ctr, in15, blocks, end = b.gp(), b.gp(), b.gp(), b.gp()
+        a, b, k = self.a, self.b, self.k
+        blocks, end = b.gp(), b.gp()
         filled = b.label(f"record_filled{bits}")
         with b.region(f"record-face-{bits}"), b.phase("face"):
-            self.jump_if_counter_secret(full)          # J0 from GHASH: in full
-            v.store_u32(ctr.w32, c)                    # counter bytes 12..15, as a number
-            a.movzx(in15.w32, ctr.w8)
+            ctr, in15 = self._face_counter(c, full)
             a.lea(blocks, Mem(64, base=length, disp=63))
             a.shr(blocks, Imm(6))
             a.shl(blocks, Imm(2))                      # whole registers' blocks
@@ -897,9 +909,7 @@ class Body(GcmFrame):
         blk = b.vec(512)
         v.shuffle_bytes(blk, w, self.hash.bswap_mask(512))
         self.rounds(Keys(self.ctx, None, 128), [blk], 0, k.face_rounds, nr)
-        v.xor(blk, blk, self.f("FACE_CACHE", width=512))
-        v.store(Mem(512, base=self.ctx, index=at, disp=k.layout.FACE_TABLE), blk,
-                aligned=False)
+        self._store_entry(blk, Mem(512, base=self.ctx, index=at, disp=k.layout.FACE_TABLE))
         k.counter.vector_add(v, w, w, self._blocks_step(1, 512))
         a.add(at, Imm(64))
         a.sub(n, Imm(1))
@@ -1281,11 +1291,13 @@ class Body(GcmFrame):
         self.k.counter.vector_add(self.v, c, c, self.b.const("one", ONE))
         return c
 
-    def face_begin(self, j0: Reg, c: Reg) -> None:
+    def face_begin(self, j0: Reg, c: Reg, first_fill: int = FIRST_FILL,
+                   new_tag: Label | None = None) -> None:
         """FACE's step of a new message (skeleton.begin_message): the table's nonce bytes
-        checked, the first counter's window cached beside E_K(J0) (in j0)."""
+        checked, the first counter's window cached beside E_K(J0) (in j0). A new prefix
+        takes ``first_fill`` as its budget and, with ``new_tag``, goes there instead."""
         b = self.b
-        self.face_new_message(j0)
+        self.face_new_message(j0, first_fill, new_tag)
 
         def window_and_mask(bits: int) -> None:
             # the first counter's window cached now, beside E_K(J0): a new nonce's
@@ -1304,13 +1316,7 @@ class Body(GcmFrame):
         sight, a record pays for the prefix check alone (not the window's rounds)."""
         b = self.b
         new_tag, begun = b.label("record_new_tag"), b.label("record_face_begun")
-        self.face_new_message(j0, RECORD_SEEN, new_tag)
-
-        def window_and_mask(bits: int) -> None:
-            self._face_refresh(c, bits)
-            self.aes([j0], bits)
-        with self.keeping(c, j0):
-            self.per_key_size("aes_j0", window_and_mask, b.label("aes_j0_done"))
+        self.face_begin(j0, c, RECORD_SEEN, new_tag)
         self.isa.jump(b, begun)
         b.bind(new_tag)                       # FACE_WINDOW: NO_WINDOW (face_new_message)
         self.aes_any_size(j0)
